@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what the project needs, from the package registries only.
+#   scripts/setup.sh app    Python runtime deps + bun (what `reflex run` needs)
+#   scripts/setup.sh test   the above + test deps + a Chromium for Playwright
+# Each step is skipped when already done, so running it again is cheap.
+set -euo pipefail
+MODE="${1:-app}"
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$ROOT"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  say "Creating .venv with $("$PYTHON" --version)"
+  "$PYTHON" -m venv .venv
+fi
+
+REQ=requirements.txt
+[ "$MODE" = test ] && REQ=requirements-dev.txt
+STAMP=".venv/.installed-$(cat requirements.txt "$REQ" | sha1sum | cut -c1-12)-$MODE"
+if [ ! -f "$STAMP" ]; then
+  say "Installing Python packages from $REQ"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$REQ"
+  touch "$STAMP"
+fi
+
+if [ ! -x "$BUN_BIN_DIR/bun" ]; then
+  say "Installing bun $BUN_VERSION from the npm registry"
+  command -v npm >/dev/null || { echo "npm is required (Node.js 20+) to install bun" >&2; exit 1; }
+  npm install --silent --no-audit --no-fund --prefix tools "$BUN_PKG@$BUN_VERSION"
+fi
+
+if [ "$MODE" = test ]; then
+  if [ -n "${CHROMIUM_PATH:-}" ] && [ -x "$CHROMIUM_PATH" ]; then
+    :
+  elif [ -x /usr/bin/chromium ]; then
+    :
+  elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "Installing Debian's chromium for the browser tests"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "No Chromium found: install the 'chromium' package, set CHROMIUM_PATH," \
+      "or run '.venv/bin/playwright install chromium' where downloads work." >&2
+    exit 1
+  fi
+fi

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Sets everything up and starts Intent UI on http://localhost:3000 (the offline demo
+# model and a SQLite file unless intent_ui.yaml / the environment say otherwise).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+bash "$ROOT/scripts/setup.sh" app
+cd "$ROOT"
+exec reflex run --frontend-port "${FRONTEND_PORT:-3000}" --backend-port "${BACKEND_PORT:-8000}" "$@"

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Sets up what the tests need and runs the whole suite: lint, unit tests, then the
+# end-to-end browser tests (AppHarness + Playwright + Chromium).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+bash "$ROOT/scripts/setup.sh" test
+cd "$ROOT"
+ruff check .
+ruff format --check .
+python -m pytest -q -p no:cacheprovider "$@"
