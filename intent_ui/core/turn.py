@@ -1,0 +1,541 @@
+"""The turn reducer every view shares: `TurnEvent`s in, label-ready state out.
+
+`TurnView.apply(event)` folds one `intent_ui.core.events` value into the turn and returns
+what changed, so a view re-renders only that:
+
+- a call id: that call's record changed (state, arguments, intent, outcome, output);
+- `"header:{block}"`: that block's header may read differently (a call's label-relevant
+  fields changed, or its activity label arrived);
+- `"text"`: the reply text grew;
+- `"parts"`: the part list changed shape (a new text part or a new tool block);
+- `"done"`: the turn ended.
+
+Rules (each pinned by tests):
+
+- Parts keep arrival order. Calls group by their `block` index: a block's `ToolBlock`
+  sits where its first call appeared and later calls of the same block join it, even if
+  text arrived in between. Text after a block starts a new `TextPart`.
+- Only label-bearing calls parse an intent: their `ArgsDelta` chunks feed an
+  `IntentStream`. Other calls keep the raw argument text only, so a business parameter
+  named `intent` never becomes a label (§5.1).
+- A call's label `seq` is stamped from the event when its first displayable intent
+  arrives and when it settles; the group header orders by it (§5.2).
+- `ArgsComplete` only moves a call to `running` (and reads the final intent); the JSON
+  becoming parseable never settles anything. `CallBackgrounded` -> `background`, still
+  in flight (§10.3). Only `CallSettled` gives a final state; a later `CallSettled` (a
+  background harvest) may still update it.
+- `ActivityLabel`: a blank label is ignored, so a pending reservation never overwrites a
+  filled one.
+- `TurnDone`: calls still `streaming` or `running` become `cancelled` (whatever the stop
+  reason: they can no longer finish, and must not shimmer forever). Backgrounded calls
+  keep running; their harvest (or the reaper's error) arrives as a later `CallSettled`.
+- Bad input never raises: an event for an unknown call, a duplicate start, or a value of
+  the wrong type is skipped and described in `problems`.
+
+A turn can be rebuilt either by replaying its events (`TurnView.replay`) or from
+`snapshot()` via `TurnView.from_snapshot`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, get_args
+
+from intent_ui.core.events import (
+    ActivityLabel,
+    ArgsComplete,
+    ArgsDelta,
+    CallBackgrounded,
+    CallSettled,
+    CallStarted,
+    CallState,
+    TextDelta,
+    TurnDone,
+    TurnEvent,
+)
+from intent_ui.core.labels import (
+    FINAL_STATES,
+    CallCategory,
+    CallView,
+    HeaderView,
+    group_header,
+    has_label_text,
+    tool_category,
+)
+from intent_ui.core.labels import card_label as resolve_card_label
+from intent_ui.core.locale import DEFAULT_LANGUAGE
+from intent_ui.core.streaming import IntentStream, read_streaming_intent
+
+__all__ = ["SNAPSHOT_VERSION", "CallRecord", "Part", "TextPart", "ToolBlock", "TurnView"]
+
+SNAPSHOT_VERSION = 1
+_CALL_STATES: frozenset[str] = frozenset(get_args(CallState))
+_CATEGORIES: frozenset[str] = frozenset(get_args(CallCategory))
+
+
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    """A run of assistant reply text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolBlock:
+    """One tool-call group: the calls of one block, in start order."""
+
+    block: int
+    call_ids: tuple[str, ...]
+
+
+Part = TextPart | ToolBlock
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """Everything known about one call. `seq` is its last label-relevant change."""
+
+    call_id: str
+    tool: str
+    block: int
+    server: str | None = None
+    label_bearing: bool = False
+    category: CallCategory = "tool"
+    state: CallState = "streaming"
+    arguments: str = ""
+    args_complete: bool = False
+    intent: str | None = None
+    intent_complete: bool = False
+    outcome: str | None = None
+    outcome_patch: dict[str, str] | None = None
+    error: str | None = None
+    output: str = ""
+    seq: int = 0
+    started_seq: int = 0
+
+    def view(self) -> CallView:
+        return CallView(
+            call_id=self.call_id,
+            tool=self.tool,
+            state=self.state,
+            server=self.server,
+            label_bearing=self.label_bearing,
+            intent=self.intent,
+            outcome=self.outcome,
+            outcome_patch=self.outcome_patch,
+            seq=self.seq,
+            category=self.category,
+        )
+
+
+@dataclass(slots=True)
+class _Block:
+    part_index: int
+    call_ids: list[str] = field(default_factory=list)
+
+
+class TurnView:
+    """Folds a turn's events into parts, per-call records, card labels and headers."""
+
+    def __init__(self, categorize: Callable[[str], CallCategory] = tool_category) -> None:
+        self._categorize = categorize
+        self._parts: list[Part] = []
+        self._blocks: dict[int, _Block] = {}
+        self._calls: dict[str, CallRecord] = {}
+        self._streams: dict[str, IntentStream] = {}
+        self._activity: dict[int, str] = {}
+        self._text: list[str] = []
+        self._last_seq = 0
+        self.done = False
+        self.stop_reason: str | None = None
+        self.error: str | None = None
+        self.problems: list[str] = []
+
+    # --- reducing -------------------------------------------------------------------------
+
+    @classmethod
+    def replay(
+        cls,
+        events: Iterable[TurnEvent],
+        categorize: Callable[[str], CallCategory] = tool_category,
+    ) -> TurnView:
+        """A view built by applying `events` in order."""
+        view = cls(categorize)
+        for event in events:
+            view.apply(event)
+        return view
+
+    def apply(self, event: TurnEvent) -> set[str]:
+        """Fold one event in; return the change markers described in the module docstring."""
+        seq = getattr(event, "seq", None)
+        if isinstance(seq, int):
+            self._last_seq = max(self._last_seq, seq)
+        match event:
+            case CallStarted():
+                return self._start(event)
+            case ArgsDelta():
+                return self._delta(event)
+            case ArgsComplete():
+                return self._complete(event)
+            case CallBackgrounded():
+                return self._background(event)
+            case CallSettled():
+                return self._settle(event)
+            case TextDelta():
+                return self._text_delta(event)
+            case ActivityLabel():
+                return self._activity_label(event)
+            case TurnDone():
+                return self._done(event)
+        self.problems.append(
+            f"ignored {type(event).__name__}: not a turn event (see intent_ui.core.events)"
+        )
+        return set()
+
+    def _start(self, event: CallStarted) -> set[str]:
+        if event.call_id in self._calls:
+            self.problems.append(
+                f"ignored CallStarted seq={event.seq}: call {event.call_id!r} already started"
+            )
+            return set()
+        category = self._categorize(event.tool)
+        record = CallRecord(
+            call_id=event.call_id,
+            tool=event.tool,
+            block=event.block,
+            server=event.server,
+            label_bearing=bool(event.label_bearing),
+            category=category if category in _CATEGORIES else "tool",
+            started_seq=event.seq,
+        )
+        self._calls[event.call_id] = record
+        if record.label_bearing:
+            self._streams[event.call_id] = IntentStream()
+        changed = {event.call_id, _header(event.block)}
+        block = self._blocks.get(event.block)
+        if block is None:
+            self._blocks[event.block] = _Block(len(self._parts), [event.call_id])
+            self._parts.append(ToolBlock(event.block, (event.call_id,)))
+            changed.add("parts")
+        else:
+            block.call_ids.append(event.call_id)
+            self._parts[block.part_index] = ToolBlock(event.block, tuple(block.call_ids))
+        return changed
+
+    def _delta(self, event: ArgsDelta) -> set[str]:
+        record = self._known(event.call_id, event)
+        if record is None:
+            return set()
+        if record.args_complete or record.state in FINAL_STATES:
+            return set()  # the argument text is final once the provider said so
+        if not isinstance(event.chunk, str):
+            self.problems.append(f"ignored ArgsDelta seq={event.seq}: chunk is not text")
+            return set()
+        updated = replace(record, arguments=record.arguments + event.chunk)
+        stream = self._streams.get(event.call_id)
+        if stream is not None:
+            updated = _with_intent(updated, stream.feed(event.chunk), event.seq)
+        return self._store(record, updated)
+
+    def _complete(self, event: ArgsComplete) -> set[str]:
+        record = self._known(event.call_id, event)
+        if record is None:
+            return set()
+        arguments = event.arguments if isinstance(event.arguments, str) and event.arguments else ""
+        updated = replace(
+            record,
+            arguments=arguments or record.arguments,
+            args_complete=True,
+            state="running" if record.state == "streaming" else record.state,
+        )
+        if record.label_bearing:
+            # The final text is authoritative; if it cannot be read (the provider sent no
+            # final copy), the streamed intent stands rather than flickering away.
+            final = read_streaming_intent(updated.arguments)
+            if final is not None:
+                updated = _with_intent(updated, final, event.seq)
+        return self._store(record, updated)
+
+    def _background(self, event: CallBackgrounded) -> set[str]:
+        record = self._known(event.call_id, event)
+        if record is None or record.state in FINAL_STATES:
+            return set()
+        return self._store(record, replace(record, state="background"))
+
+    def _settle(self, event: CallSettled) -> set[str]:
+        record = self._known(event.call_id, event)
+        if record is None:
+            return set()
+        if event.state not in FINAL_STATES:
+            self.problems.append(
+                f"ignored CallSettled seq={event.seq} for {event.call_id!r}: state "
+                f"{event.state!r} is not one of settled, error, cancelled"
+            )
+            return set()
+        patch = event.outcome_patch
+        updated = replace(
+            record,
+            state=event.state,
+            output=event.output if isinstance(event.output, str) else str(event.output),
+            outcome=event.outcome if isinstance(event.outcome, str) else None,
+            outcome_patch=dict(patch) if isinstance(patch, Mapping) else None,
+            error=event.error if isinstance(event.error, str) else None,
+        )
+        if updated == record:
+            return set()  # an idempotent re-emission (background polling) changes nothing
+        return self._store(record, replace(updated, seq=event.seq))
+
+    def _text_delta(self, event: TextDelta) -> set[str]:
+        if not isinstance(event.text, str) or not event.text:
+            return set()
+        self._text.append(event.text)
+        if self._parts and isinstance(self._parts[-1], TextPart):
+            last = self._parts[-1]
+            self._parts[-1] = TextPart(last.text + event.text)
+            return {"text"}
+        self._parts.append(TextPart(event.text))
+        return {"text", "parts"}
+
+    def _activity_label(self, event: ActivityLabel) -> set[str]:
+        if not isinstance(event.label, str) or not has_label_text(event.label):
+            return set()  # pending or blank: the header stays where it is (§5.2)
+        if self._activity.get(event.block) == event.label:
+            return set()
+        self._activity[event.block] = event.label
+        return {_header(event.block)}
+
+    def _done(self, event: TurnDone) -> set[str]:
+        self.done = True
+        self.stop_reason = event.stop_reason
+        self.error = event.error
+        changed = {"done"}
+        for record in list(self._calls.values()):
+            if record.state in ("streaming", "running"):
+                updated = replace(
+                    record,
+                    state="cancelled",
+                    error=record.error or event.error,
+                    seq=event.seq,
+                )
+                changed |= self._store(record, updated)
+        return changed
+
+    def _known(self, call_id: str, event: TurnEvent) -> CallRecord | None:
+        record = self._calls.get(call_id)
+        if record is None:
+            self.problems.append(
+                f"ignored {type(event).__name__} seq={event.seq}: unknown call {call_id!r} "
+                "(a CallStarted must come first)"
+            )
+        return record
+
+    def _store(self, before: CallRecord, after: CallRecord) -> set[str]:
+        if after == before:
+            return set()
+        self._calls[after.call_id] = after
+        changed = {after.call_id}
+        if after.view() != before.view():
+            changed.add(_header(after.block))
+        return changed
+
+    # --- views ----------------------------------------------------------------------------
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        return tuple(self._parts)
+
+    @property
+    def text(self) -> str:
+        """The whole reply text so far."""
+        return "".join(self._text)
+
+    @property
+    def last_seq(self) -> int:
+        return self._last_seq
+
+    def blocks(self) -> tuple[int, ...]:
+        """Block indices in display order."""
+        return tuple(part.block for part in self._parts if isinstance(part, ToolBlock))
+
+    def calls(self) -> tuple[CallRecord, ...]:
+        """Every call, in start order."""
+        return tuple(self._calls.values())
+
+    def call(self, call_id: str) -> CallRecord | None:
+        return self._calls.get(call_id)
+
+    def call_view(self, call_id: str) -> CallView | None:
+        record = self._calls.get(call_id)
+        return None if record is None else record.view()
+
+    def card_label(self, call_id: str, lang: str = DEFAULT_LANGUAGE) -> str:
+        """The call's raw card label (sanitise at render); "" for an unknown call."""
+        record = self._calls.get(call_id)
+        return "" if record is None else resolve_card_label(record.view(), lang)
+
+    def block_calls(self, block: int) -> tuple[CallView, ...]:
+        found = self._blocks.get(block)
+        if found is None:
+            return ()
+        return tuple(self._calls[call_id].view() for call_id in found.call_ids)
+
+    def activity_label(self, block: int) -> str | None:
+        return self._activity.get(block)
+
+    def block_header(self, block: int, lang: str = DEFAULT_LANGUAGE) -> HeaderView:
+        return group_header(self.block_calls(block), self._activity.get(block), lang)
+
+    # --- persistence ----------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole turn as JSON-serialisable data (see `from_snapshot`)."""
+        parts: list[dict[str, Any]] = []
+        for part in self._parts:
+            if isinstance(part, TextPart):
+                parts.append({"type": "text", "text": part.text})
+            else:
+                parts.append(
+                    {"type": "tools", "block": part.block, "call_ids": list(part.call_ids)}
+                )
+        return {
+            "version": SNAPSHOT_VERSION,
+            "parts": parts,
+            "calls": [asdict(record) for record in self._calls.values()],
+            "activity_labels": {str(block): label for block, label in self._activity.items()},
+            "done": self.done,
+            "stop_reason": self.stop_reason,
+            "error": self.error,
+            "last_seq": self._last_seq,
+        }
+
+    @classmethod
+    def from_snapshot(
+        cls,
+        data: Mapping[str, Any],
+        categorize: Callable[[str], CallCategory] = tool_category,
+    ) -> TurnView:
+        """Rebuild a view from `snapshot()` output.
+
+        Raises ValueError naming the offending field when `data` is not a snapshot of this
+        version. A call that was still streaming resumes parsing its intent where it was.
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError("turn snapshot: expected a mapping from TurnView.snapshot()")
+        if data.get("version") != SNAPSHOT_VERSION:
+            raise ValueError(
+                f"turn snapshot: version {data.get('version')!r} is not supported "
+                f"(expected {SNAPSHOT_VERSION}); rebuild it by replaying the turn's events"
+            )
+        view = cls(categorize)
+        for index, raw in enumerate(_list(data, "calls")):
+            record = _record(raw, f"calls[{index}]")
+            view._calls[record.call_id] = record
+            if record.label_bearing:
+                stream = IntentStream()
+                if not record.args_complete:
+                    stream.feed(record.arguments)
+                view._streams[record.call_id] = stream
+        for index, raw in enumerate(_list(data, "parts")):
+            where = f"turn snapshot: parts[{index}]"
+            if not isinstance(raw, Mapping):
+                raise ValueError(f"{where}: expected an object")
+            if raw.get("type") == "text" and isinstance(raw.get("text"), str):
+                view._parts.append(TextPart(raw["text"]))
+                view._text.append(raw["text"])
+            elif raw.get("type") == "tools" and isinstance(raw.get("block"), int):
+                ids = raw.get("call_ids")
+                if not isinstance(ids, list) or any(i not in view._calls for i in ids):
+                    raise ValueError(f"{where}: call_ids must list calls present in 'calls'")
+                view._blocks[raw["block"]] = _Block(len(view._parts), list(ids))
+                view._parts.append(ToolBlock(raw["block"], tuple(ids)))
+            else:
+                raise ValueError(f"{where}: expected {{'type': 'text'|'tools', ...}}")
+        labels = data.get("activity_labels") or {}
+        if not isinstance(labels, Mapping):
+            raise ValueError("turn snapshot: activity_labels must be an object")
+        for block, label in labels.items():
+            try:
+                view._activity[int(block)] = str(label)
+            except ValueError:
+                raise ValueError(
+                    f"turn snapshot: activity_labels key {block!r} is not a block index"
+                ) from None
+        view.done = bool(data.get("done", False))
+        view.stop_reason = _optional_str(data, "stop_reason")
+        view.error = _optional_str(data, "error")
+        last_seq = data.get("last_seq", 0)
+        view._last_seq = last_seq if isinstance(last_seq, int) else 0
+        return view
+
+
+def _header(block: int) -> str:
+    return f"header:{block}"
+
+
+def _with_intent(record: CallRecord, found: Any, seq: int) -> CallRecord:
+    """Apply a `StreamingIntent` (or None); stamp `seq` when the intent first shows."""
+    if found is None:
+        return record
+    text = found.text
+    first = not has_label_text(record.intent) and has_label_text(text)
+    return replace(
+        record,
+        intent=text,
+        intent_complete=bool(found.complete),
+        seq=seq if first else record.seq,
+    )
+
+
+def _list(data: Mapping[str, Any], key: str) -> list[Any]:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise ValueError(f"turn snapshot: '{key}' must be a list")
+    return value
+
+
+def _optional_str(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) else None
+
+
+_RECORD_TYPES: dict[str, tuple[type, ...]] = {
+    "call_id": (str,),
+    "tool": (str,),
+    "block": (int,),
+    "server": (str, type(None)),
+    "label_bearing": (bool,),
+    "category": (str,),
+    "state": (str,),
+    "arguments": (str,),
+    "args_complete": (bool,),
+    "intent": (str, type(None)),
+    "intent_complete": (bool,),
+    "outcome": (str, type(None)),
+    "outcome_patch": (dict, type(None)),
+    "error": (str, type(None)),
+    "output": (str,),
+    "seq": (int,),
+    "started_seq": (int,),
+}
+
+
+def _record(raw: Any, where: str) -> CallRecord:
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"turn snapshot: {where}: expected an object")
+    values: dict[str, Any] = {}
+    for name, types in _RECORD_TYPES.items():
+        if name not in raw:
+            if name in ("call_id", "tool", "block"):
+                raise ValueError(f"turn snapshot: {where}: missing '{name}'")
+            continue
+        if not isinstance(raw[name], types):
+            raise ValueError(
+                f"turn snapshot: {where}.{name}: expected {' or '.join(t.__name__ for t in types)}"
+            )
+        values[name] = raw[name]
+    if values.get("state", "streaming") not in _CALL_STATES:
+        raise ValueError(f"turn snapshot: {where}.state: {values['state']!r} is not a call state")
+    if values.get("category", "tool") not in _CATEGORIES:
+        values["category"] = "tool"
+    return CallRecord(**values)

@@ -1,0 +1,388 @@
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from intent_ui.core.events import (
+    ActivityLabel,
+    ArgsComplete,
+    ArgsDelta,
+    CallBackgrounded,
+    CallSettled,
+    CallStarted,
+    TextDelta,
+    TurnDone,
+    TurnEvent,
+)
+from intent_ui.core.turn import TextPart, ToolBlock, TurnView
+
+MCP_ARGS = '{"intent":"Searching for MCP wiring","query":"mcp client"}'
+OAUTH_ARGS = '{"intent":"Searching for OAuth handling","query":"oauth callback"}'
+SEARCHED = {"from": "Searching", "to": "Searched"}
+
+
+class Seq:
+    """Stamps events with a monotonic seq, as the emitter does."""
+
+    def __init__(self) -> None:
+        self._counter: Iterator[int] = itertools.count(1)
+
+    def __call__(self) -> int:
+        return next(self._counter)
+
+
+def start(seq: Seq, call_id: str, *, block: int = 0, label_bearing: bool = True) -> CallStarted:
+    return CallStarted(
+        seq(), call_id, "search_code", block, server="github", label_bearing=label_bearing
+    )
+
+
+def chunks(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def test_two_parallel_calls_streamed_chunk_by_chunk() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    turn.apply(start(seq, "b"))
+    assert turn.block_header(0).full_text == "Used 2 tools — github"
+    assert turn.card_label("a") == "Running search_code in github"
+
+    headers: list[str] = []
+    for piece_a, piece_b in itertools.zip_longest(chunks(MCP_ARGS, 7), chunks(OAUTH_ARGS, 5)):
+        for call_id, piece in (("a", piece_a), ("b", piece_b)):
+            if piece is not None:
+                turn.apply(ArgsDelta(seq(), call_id, piece))
+                headers.append(turn.block_header(0).text)
+
+    # The header tracks the live edge: a's intent as it grows, then b's from the moment
+    # b's first characters land (b changed state last), whatever a streams afterwards.
+    assert headers[:8] == [
+        "Used 2 tools",
+        "Used 2 tools",
+        "Sea",
+        "Sea",
+        "Searching ",
+        "Sear",
+        "Sear",
+        "Searching",
+    ]
+    assert set(headers[8:]) <= {
+        "Searching",
+        "Searching for ",
+        "Searching for OAuth",
+        "Searching for OAuth hand",
+        "Searching for OAuth handling",
+    }
+    assert headers[-1] == "Searching for OAuth handling"
+    assert turn.card_label("a") == "Searching for MCP wiring"
+    assert turn.call("a").state == "streaming"  # parseable JSON never settles a call
+
+    turn.apply(ArgsComplete(seq(), "a", MCP_ARGS))
+    turn.apply(ArgsComplete(seq(), "b", OAUTH_ARGS))
+    assert turn.call("a").state == "running"
+    assert turn.block_header(0).text == "Searching for OAuth handling"
+
+    turn.apply(CallSettled(seq(), "a", "settled", output="3 hits", outcome_patch=SEARCHED))
+    header = turn.block_header(0)
+    assert header.text == "Searching for OAuth handling"  # b is still in flight
+    assert turn.card_label("a") == "Searched for MCP wiring"
+
+    turn.apply(CallSettled(seq(), "b", "settled", output="12 hits", outcome="Found 12 matches"))
+    header = turn.block_header(0)
+    assert header.full_text == "Found 12 matches — github"
+    assert header.phase == "settled"
+    assert not header.collapse
+    assert [turn.card_label(c) for c in "ab"] == ["Searched for MCP wiring", "Found 12 matches"]
+
+    turn.apply(ActivityLabel(seq(), 0, "Located the OAuth callback and MCP client"))
+    header = turn.block_header(0)
+    assert header.text == "Located the OAuth callback and MCP client"
+    assert header.collapse
+    assert header.aria_label.endswith(", 2 tools")
+
+
+@pytest.mark.parametrize("split", range(len(OAUTH_ARGS) + 1))
+def test_every_split_point_gives_the_same_intent(split: int) -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "b"))
+    for piece in (OAUTH_ARGS[:split], OAUTH_ARGS[split:]):
+        turn.apply(ArgsDelta(seq(), "b", piece))
+    assert turn.call("b").intent == "Searching for OAuth handling"
+    assert turn.call("b").intent_complete
+    assert turn.call("b").arguments == OAUTH_ARGS
+
+
+def test_label_seq_is_stamped_when_the_first_intent_shows() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))  # seq 1
+    turn.apply(ArgsDelta(seq(), "a", '{"intent":"'))  # seq 2: nothing displayable yet
+    assert turn.call("a").seq == 0
+    turn.apply(ArgsDelta(seq(), "a", "Rea"))  # seq 3
+    turn.apply(ArgsDelta(seq(), "a", "ding"))  # seq 4: growth does not restamp
+    assert turn.call("a").seq == 3
+
+
+def test_out_of_order_settlement_does_not_rewind_the_header() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    turn.apply(start(seq, "b"))
+    turn.apply(ArgsComplete(seq(), "a", MCP_ARGS))
+    turn.apply(ArgsComplete(seq(), "b", OAUTH_ARGS))
+    turn.apply(CallSettled(seq(), "b", "settled", outcome="Found OAuth handling"))
+    turn.apply(CallSettled(seq(), "a", "settled", outcome="Found MCP wiring"))
+    # a settled last although it started first: its outcome is the header.
+    assert turn.block_header(0).text == "Found MCP wiring"
+
+
+def test_non_label_bearing_call_never_parses_an_intent() -> None:
+    seq = Seq()
+    turn = TurnView()
+    args = '{"intent":"billing_inquiry","customer":"42"}'
+    turn.apply(CallStarted(seq(), "c", "create_ticket", 0, server="crm", label_bearing=False))
+    turn.apply(ArgsDelta(seq(), "c", args))
+    turn.apply(ArgsComplete(seq(), "c", args))
+    assert turn.call("c").intent is None
+    assert turn.call("c").arguments == args
+    assert turn.card_label("c") == "Running create_ticket in crm"
+    turn.apply(CallSettled(seq(), "c", "settled", outcome="Created ticket 7"))
+    assert turn.card_label("c") == "Ran create_ticket in crm"
+
+
+def test_one_shot_arguments_give_the_intent_at_args_complete() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    turn.apply(ArgsComplete(seq(), "a", OAUTH_ARGS))  # seq 2
+    assert turn.card_label("a") == "Searching for OAuth handling"
+    assert turn.call("a").seq == 2
+
+
+def test_args_complete_without_a_final_copy_keeps_the_streamed_intent() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    turn.apply(ArgsDelta(seq(), "a", OAUTH_ARGS))
+    turn.apply(ArgsComplete(seq(), "a", ""))
+    assert turn.call("a").arguments == OAUTH_ARGS
+    assert turn.card_label("a") == "Searching for OAuth handling"
+
+
+def test_deltas_after_args_complete_are_ignored() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    turn.apply(ArgsComplete(seq(), "a", OAUTH_ARGS))
+    assert turn.apply(ArgsDelta(seq(), "a", "garbage")) == set()
+    assert turn.call("a").arguments == OAUTH_ARGS
+
+
+def test_backgrounded_dispatch_stays_in_flight_until_harvest() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    turn.apply(start(seq, "b"))
+    turn.apply(ArgsComplete(seq(), "a", MCP_ARGS))
+    turn.apply(ArgsComplete(seq(), "b", OAUTH_ARGS))
+    turn.apply(CallBackgrounded(seq(), "b"))
+    turn.apply(CallSettled(seq(), "a", "settled", outcome="Found MCP wiring"))
+    assert turn.call("b").state == "background"
+    header = turn.block_header(0)
+    assert header.text == "Searching for OAuth handling · in background"
+    assert header.live
+
+    turn.apply(TurnDone(seq(), "end_turn"))
+    assert turn.call("b").state == "background"  # the turn ending does not reap it
+
+    turn.apply(CallSettled(seq(), "b", "settled", outcome="Found 12 matches"))
+    assert turn.block_header(0).text == "Found 12 matches"
+
+
+def test_background_timeout_resolves_to_an_error_label() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "b"))
+    turn.apply(ArgsComplete(seq(), "b", OAUTH_ARGS))
+    turn.apply(CallBackgrounded(seq(), "b"))
+    turn.apply(CallSettled(seq(), "b", "error", error="timed out"))
+    assert turn.card_label("b") == "Failed: Searching for OAuth handling"
+
+
+def test_identical_settle_re_emission_changes_nothing() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    turn.apply(CallSettled(seq(), "a", "settled", outcome="Done"))
+    stamped = turn.call("a").seq
+    assert turn.apply(CallSettled(seq(), "a", "settled", outcome="Done")) == set()
+    assert turn.call("a").seq == stamped
+
+
+@pytest.mark.parametrize("stop", [("cancelled", None), ("error", "provider failed")])
+def test_turn_ending_badly_cancels_unfinished_calls(stop: tuple[str, str | None]) -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    turn.apply(start(seq, "b"))
+    turn.apply(ArgsDelta(seq(), "a", '{"intent":"Reading the router'))
+    turn.apply(ArgsComplete(seq(), "b", OAUTH_ARGS))
+    changed = turn.apply(TurnDone(seq(), stop[0], error=stop[1]))
+    assert {"a", "b", "done", "header:0"} <= changed
+    assert turn.card_label("a") == "Cancelled: Reading the router"
+    assert turn.card_label("b") == "Cancelled: Searching for OAuth handling"
+    assert turn.call("b").error == stop[1]
+    assert (turn.done, turn.stop_reason, turn.error) == (True, stop[0], stop[1])
+    assert not turn.block_header(0).live
+
+
+def test_settled_calls_survive_turn_done() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    turn.apply(CallSettled(seq(), "a", "error", outcome="Rate limited"))
+    turn.apply(TurnDone(seq(), "end_turn"))
+    assert turn.card_label("a") == "Failed: Rate limited"
+
+
+def test_blank_activity_label_never_overwrites_a_filled_one() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    turn.apply(CallSettled(seq(), "a", "settled"))
+    assert turn.apply(ActivityLabel(seq(), 0, "   ")) == set()
+    assert turn.activity_label(0) is None
+    assert turn.apply(ActivityLabel(seq(), 0, "Searched the repo")) == {"header:0"}
+    turn.apply(ActivityLabel(seq(), 0, ""))
+    assert turn.block_header(0).text == "Searched the repo"
+
+
+def test_parts_keep_order_and_blocks_group_their_calls() -> None:
+    seq = Seq()
+    turn = TurnView()
+    assert turn.apply(TextDelta(seq(), "Let me ")) == {"text", "parts"}
+    assert turn.apply(TextDelta(seq(), "look.")) == {"text"}
+    turn.apply(start(seq, "a", block=0))
+    turn.apply(TextDelta(seq(), "And "))
+    turn.apply(start(seq, "b", block=0))  # a late sibling joins its block
+    turn.apply(start(seq, "c", block=1))
+    turn.apply(TextDelta(seq(), "done."))
+    assert turn.parts == (
+        TextPart("Let me look."),
+        ToolBlock(0, ("a", "b")),
+        TextPart("And "),
+        ToolBlock(1, ("c",)),
+        TextPart("done."),
+    )
+    assert turn.blocks() == (0, 1)
+    assert turn.text == "Let me look.And done."
+    assert [view.call_id for view in turn.block_calls(0)] == ["a", "b"]
+
+
+def test_apply_reports_what_changed() -> None:
+    seq = Seq()
+    turn = TurnView()
+    assert turn.apply(start(seq, "a")) == {"a", "header:0", "parts"}
+    assert turn.apply(start(seq, "b")) == {"b", "header:0"}
+    assert turn.apply(ArgsDelta(seq(), "a", '{"in')) == {"a"}  # no label change yet
+    assert turn.apply(ArgsDelta(seq(), "a", 'tent":"Re')) == {"a", "header:0"}
+    assert turn.apply(ArgsDelta(seq(), "a", "")) == set()
+
+
+def test_events_for_unknown_calls_are_reported_not_raised() -> None:
+    turn = TurnView()
+    assert turn.apply(ArgsDelta(1, "ghost", "{")) == set()
+    assert turn.apply(CallSettled(2, "ghost", "settled")) == set()
+    assert len(turn.problems) == 2
+    assert "unknown call 'ghost'" in turn.problems[0]
+
+
+def test_duplicate_start_and_bad_final_state_are_reported() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    assert turn.apply(start(seq, "a")) == set()
+    assert turn.apply(CallSettled(seq(), "a", "running")) == set()  # type: ignore[arg-type]
+    assert turn.apply("not an event") == set()  # type: ignore[arg-type]
+    assert len(turn.problems) == 3
+    assert turn.call("a").state == "streaming"
+
+
+def test_unknown_call_views_are_empty() -> None:
+    turn = TurnView()
+    assert turn.call_view("nope") is None
+    assert turn.card_label("nope") == ""
+    assert turn.block_calls(3) == ()
+    assert turn.block_header(3).text == "Used 0 tools"
+
+
+def test_subagent_calls_are_categorised_for_the_glyph() -> None:
+    turn = TurnView()
+    turn.apply(CallStarted(1, "s1", "subagent", 0, label_bearing=True))
+    turn.apply(CallStarted(2, "s2", "subagent", 0, label_bearing=True))
+    assert turn.block_header(0).text == "Running 2 agents"
+    assert turn.block_header(0).glyph == "subagents"
+
+
+def _full_turn() -> list[TurnEvent]:
+    seq = Seq()
+    return [
+        TextDelta(seq(), "Searching."),
+        start(seq, "a"),
+        start(seq, "b"),
+        start(seq, "c", label_bearing=False),
+        ArgsDelta(seq(), "a", MCP_ARGS[:20]),
+        ArgsDelta(seq(), "b", OAUTH_ARGS),
+        ArgsDelta(seq(), "a", MCP_ARGS[20:]),
+        ArgsComplete(seq(), "a", MCP_ARGS),
+        CallSettled(seq(), "a", "settled", output="x", outcome_patch=SEARCHED),
+        ActivityLabel(seq(), 0, ""),
+    ]
+
+
+def test_snapshot_is_json_and_round_trips_labels() -> None:
+    events = _full_turn()
+    turn = TurnView.replay(events)
+    data = json.loads(json.dumps(turn.snapshot()))
+    restored = TurnView.from_snapshot(data)
+    assert restored.snapshot() == turn.snapshot()
+    assert restored.parts == turn.parts
+    for call_id in "abc":
+        assert restored.card_label(call_id) == turn.card_label(call_id)
+    assert restored.block_header(0) == turn.block_header(0)
+
+
+def test_restored_streaming_call_resumes_parsing() -> None:
+    turn = TurnView()
+    turn.apply(CallStarted(1, "a", "read_file", 0, label_bearing=True))
+    turn.apply(ArgsDelta(2, "a", '{"intent":"Reading the'))
+    restored = TurnView.from_snapshot(turn.snapshot())
+    restored.apply(ArgsDelta(3, "a", ' router","path":"x"}'))
+    assert restored.card_label("a") == "Reading the router"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], "expected a mapping"),
+        ({"version": 99}, "version 99"),
+        ({"version": 1, "calls": {}}, "'calls' must be a list"),
+        ({"version": 1, "calls": [{"tool": "x", "block": 0}]}, "calls[0]: missing 'call_id'"),
+        (
+            {"version": 1, "calls": [{"call_id": "a", "tool": "x", "block": 0, "state": "zzz"}]},
+            "calls[0].state",
+        ),
+        ({"version": 1, "parts": [{"type": "tools", "block": 0, "call_ids": ["x"]}]}, "parts[0]"),
+        ({"version": 1, "activity_labels": {"b": "x"}}, "not a block index"),
+    ],
+)
+def test_bad_snapshot_is_refused_with_a_clear_message(data: object, message: str) -> None:
+    with pytest.raises(ValueError, match="turn snapshot") as excinfo:
+        TurnView.from_snapshot(data)  # type: ignore[arg-type]
+    assert message in str(excinfo.value)
