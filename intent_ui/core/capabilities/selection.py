@@ -1,0 +1,237 @@
+"""Shared policy for the tool-capability family: how `tool_options` resolve.
+
+Every per-tool capability (`describe_intent`, `run_in_background`, `defer_loading`,
+`allowed_callers`) is switched by an entry in an agent's `tool_options`, keyed by the
+tool id (`read_file`, `search_code_mcp_github`, `getPets_action_medium_com`). This
+module answers, once for all of them, "does this option apply to this tool?":
+
+1. an explicit entry under the tool's own id (an action's raw `---` domain spelling
+   aliases its `_`-collapsed runtime id, the builder bug #14407 fixed);
+2. a capability marker: a definition-level flag the tool carries itself (native tools
+   carry `"intent": True`). When several markers speak, an opting-in one wins;
+3. the `"*"` wildcard entry (only synthesized for model specs and ephemeral agents);
+4. the caller's default (native tools on, everything else off).
+
+It also holds what every capability shares: `coerce_args_object` (providers send
+arguments as an object or as a JSON string) and the `allowed_callers` predicates
+(re-exported by `programmatic.py`, kept here so `intent.py` can use them without an
+import cycle).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+ToolOptions = Mapping[str, Mapping[str, Any]]
+"""`tool_options`: tool id -> {option key -> value}."""
+
+TOOL_SELECTION_WILDCARD = "*"
+"""Reserved `tool_options` key: the default for every tool without its own entry.
+
+Provider tool-name grammars (`^[a-zA-Z0-9_-]+$`) cannot produce it, so it never
+collides with a real tool id."""
+
+ACTION_DELIMITER = "_action_"
+"""Separates an action's operation id from its encoded domain in its tool id."""
+
+ACTION_DOMAIN_SEPARATOR = "---"
+"""How a short hostname's dots are encoded in a persisted action tool id."""
+
+DIRECT_CALLER = "direct"
+CODE_EXECUTION_CALLER = "code_execution"
+KNOWN_CALLERS = frozenset({DIRECT_CALLER, CODE_EXECUTION_CALLER})
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedToolOption:
+    """Which value an option resolved to, and the `tool_options` key (or `marker`) that said so."""
+
+    value: bool
+    source: str
+
+
+MARKER_SOURCE = "marker"
+"""`ResolvedToolOption.source` when a definition-level flag decided."""
+
+
+def coerce_args_object(args: object) -> dict[str, Any] | None:
+    """Return tool-call args as a dict: a mapping as is, a JSON object string parsed.
+
+    Anything else (a list, a number, malformed or non-object JSON) is None. A dict
+    comes back as the very same object; other mappings are copied into a dict.
+    """
+    if isinstance(args, dict):
+        return args
+    if isinstance(args, Mapping):
+        return dict(args)
+    if isinstance(args, str | bytes | bytearray):
+        try:
+            parsed = json.loads(args)
+        except (ValueError, RecursionError):
+            return None
+        return parsed if isinstance(parsed, dict) else None
+    return None
+
+
+def normalize_action_tool_id(tool_id: str) -> str:
+    """Collapse an action's `---`-encoded domain to the `_` form runtime ids use.
+
+    Only the part after the last `_action_` is touched: operation ids may
+    legitimately contain `---` and two of them must not merge into one slot.
+    """
+    index = tool_id.rfind(ACTION_DELIMITER)
+    if index == -1:
+        return tool_id
+    cut = index + len(ACTION_DELIMITER)
+    return tool_id[:cut] + tool_id[cut:].replace(ACTION_DOMAIN_SEPARATOR, "_")
+
+
+def _option_value(entry: object, key: str) -> bool | None:
+    """The entry's boolean for `key`; anything that is not a real bool does not speak."""
+    if not isinstance(entry, Mapping):
+        return None
+    value = entry.get(key)
+    return value if isinstance(value, bool) else None
+
+
+def _explicit_value(tool_options: ToolOptions, key: str, tool_id: str) -> bool | None:
+    value = _option_value(tool_options.get(tool_id), key)
+    if value is not None or ACTION_DELIMITER not in tool_id:
+        return value
+    # The builder persists action ids with the raw encoded domain while runtime ids
+    # are `_`-collapsed; without this alias short-hostname opt-ins silently no-op.
+    wanted = normalize_action_tool_id(tool_id)
+    for name, entry in tool_options.items():
+        if name != tool_id and normalize_action_tool_id(name) == wanted:
+            value = _option_value(entry, key)
+            if value is not None:
+                return value
+    return None
+
+
+def resolve_tool_option(
+    tool_options: ToolOptions | None,
+    key: str,
+    tool_id: str,
+    *,
+    markers: Iterable[object] = (),
+) -> ResolvedToolOption | None:
+    """Resolve one boolean option for one tool; None when no policy speaks.
+
+    Precedence: explicit entry > capability markers (opt-in beats opt-out) >
+    `"*"` wildcard. `markers` are definition-level flags; only real bools count.
+    """
+    options: ToolOptions = tool_options if isinstance(tool_options, Mapping) else {}
+    explicit = _explicit_value(options, key, tool_id)
+    if explicit is not None:
+        return ResolvedToolOption(explicit, tool_id)
+    marker_values = [marker for marker in markers if isinstance(marker, bool)]
+    if marker_values:
+        return ResolvedToolOption(any(marker_values), MARKER_SOURCE)
+    wildcard = _option_value(options.get(TOOL_SELECTION_WILDCARD), key)
+    if wildcard is not None:
+        return ResolvedToolOption(wildcard, TOOL_SELECTION_WILDCARD)
+    return None
+
+
+def resolve_opt_in(
+    tool_options: ToolOptions | None,
+    key: str,
+    tool_id: str,
+    *,
+    markers: Iterable[object] = (),
+    default: bool = False,
+) -> bool:
+    """`resolve_tool_option`'s value, or `default` when nothing speaks."""
+    resolved = resolve_tool_option(tool_options, key, tool_id, markers=markers)
+    return default if resolved is None else resolved.value
+
+
+def synthesize_selection_tool_options(
+    key: str,
+    selection: object,
+    tool_names: Iterable[str] = (),
+) -> dict[str, dict[str, bool]] | None:
+    """Turn a model spec's / ephemeral agent's selection into `tool_options`.
+
+    - None: no policy (returns None), the callers' defaults hold;
+    - True: every tool (`{"*": {key: True}}`);
+    - a list (or one name): only those tool ids;
+    - an empty list or False: none.
+
+    A narrowing selection also writes an explicit False for every other id in
+    `tool_names`, because an explicit entry is the only thing that outranks a
+    tool's own capability marker: without it "none" would leave native tools on.
+    """
+    if selection is None:
+        return None
+    if selection is True:
+        return {TOOL_SELECTION_WILDCARD: {key: True}}
+    if selection is False:
+        chosen: list[str] = []
+    elif isinstance(selection, str):
+        chosen = [selection]
+    elif isinstance(selection, Sequence | frozenset | set) and all(
+        isinstance(name, str) for name in selection
+    ):
+        chosen = list(selection)
+    else:
+        logger.warning(
+            "Ignoring %s selection %r: expected true, false, or a list of tool names.",
+            key,
+            selection,
+        )
+        return None
+    options: dict[str, dict[str, bool]] = {TOOL_SELECTION_WILDCARD: {key: False}}
+    for name in tool_names:
+        options[name] = {key: False}
+    for name in chosen:
+        options[name] = {key: True}
+    return options
+
+
+def merge_tool_options(base: ToolOptions | None, extra: ToolOptions | None) -> ToolOptions | None:
+    """Merge two `tool_options` per tool id, so synthesized selections compose.
+
+    `extra` wins key by key; sibling keys of one tool survive. Returns `base` itself
+    when `extra` is empty, and `extra` itself when `base` is.
+    """
+    if not extra:
+        return base
+    if not base:
+        return extra
+    merged: dict[str, Mapping[str, Any]] = dict(base)
+    for name, entry in extra.items():
+        previous = merged.get(name)
+        merged[name] = {**previous, **entry} if isinstance(previous, Mapping) else entry
+    return merged
+
+
+def tool_callers(tool: Mapping[str, Any]) -> frozenset[str]:
+    """The tool's `allowed_callers`; absent or malformed means direct only."""
+    callers = tool.get("allowed_callers")
+    if isinstance(callers, str) or not isinstance(callers, Sequence | frozenset | set):
+        return frozenset({DIRECT_CALLER})
+    names = frozenset(caller for caller in callers if isinstance(caller, str))
+    return names or frozenset({DIRECT_CALLER})
+
+
+def is_code_only(tool: Mapping[str, Any]) -> bool:
+    """Callable only from the code sandbox: no UI card ever renders for it (§10.2)."""
+    return DIRECT_CALLER not in tool_callers(tool)
+
+
+def is_code_callable(tool: Mapping[str, Any]) -> bool:
+    """Callable from the code sandbox (alone or besides direct calls)."""
+    return CODE_EXECUTION_CALLER in tool_callers(tool)
+
+
+def is_direct_only(tool: Mapping[str, Any]) -> bool:
+    """Callable only directly by the model: the one case a label may be required."""
+    return tool_callers(tool) == {DIRECT_CALLER}

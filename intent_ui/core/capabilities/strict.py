@@ -1,0 +1,137 @@
+"""Strict function schemas for OpenAI and Anthropic strict tool calling (§13.2).
+
+Strict mode wants every property listed in `required` and `additionalProperties: false`
+on every object. An optional property therefore stays optional by accepting `null`
+instead: `{"type": ["string", "null"]}` (or an `anyOf` with `{"type": "null"}` when the
+property has no plain type).
+
+This matters for intent in two ways. OpenAI strict rejects a schema whose injected
+optional `intent` is missing from `required`; and Anthropic orders required keys
+first, where an optional intent would lose its first place in the streamed arguments.
+Listing every property in `required` in property order keeps `intent` first in both
+`properties` and `required`; making it nullable keeps it optional in meaning.
+
+Pure and non-mutating: a new schema comes back; an already-strict schema comes back
+as the very same object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+Schema = Mapping[str, Any]
+
+_NULL_SCHEMA: Mapping[str, str] = {"type": "null"}
+_COMPOSITIONS = ("anyOf", "oneOf", "allOf")
+_SCHEMA_MAPS = ("$defs", "definitions")
+
+
+def _is_object_schema(node: Schema) -> bool:
+    kind = node.get("type")
+    if kind == "object":
+        return True
+    if isinstance(kind, list) and "object" in kind:
+        return True
+    return kind is None and isinstance(node.get("properties"), Mapping)
+
+
+def _required_names(node: Schema) -> set[str]:
+    required = node.get("required")
+    if isinstance(required, Sequence) and not isinstance(required, str):
+        return {name for name in required if isinstance(name, str)}
+    return set()
+
+
+def _accepts_null(node: Schema) -> bool:
+    kind = node.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    for key in _COMPOSITIONS[:2]:
+        options = node.get(key)
+        if isinstance(options, Sequence) and any(
+            isinstance(option, Mapping) and option.get("type") == "null" for option in options
+        ):
+            return True
+    return False
+
+
+def _with_null_enum(node: dict[str, Any]) -> dict[str, Any]:
+    enum = node.get("enum")
+    if isinstance(enum, Sequence) and not isinstance(enum, str) and None not in enum:
+        node["enum"] = [*enum, None]
+    return node
+
+
+def _nullable(node: object) -> object:
+    """`node` accepting `null` as well (how strict mode spells "optional")."""
+    if not isinstance(node, Mapping) or _accepts_null(node):
+        return node
+    kind = node.get("type")
+    if isinstance(kind, str):
+        return _with_null_enum({**node, "type": [kind, "null"]})
+    if isinstance(kind, list):
+        return _with_null_enum({**node, "type": [*kind, "null"]})
+    options = node.get("anyOf")
+    if isinstance(options, Sequence) and not isinstance(options, str):
+        return {**node, "anyOf": [*options, dict(_NULL_SCHEMA)]}
+    # No plain type (a `$ref`, an enum, a `const`): wrap it. The description stays on
+    # the outside, where label detection (`is_intent_label_property`) reads it.
+    inner = {key: value for key, value in node.items() if key != "description"}
+    wrapped: dict[str, Any] = {"anyOf": [inner, dict(_NULL_SCHEMA)]}
+    if "description" in node:
+        wrapped = {"description": node["description"], **wrapped}
+    return wrapped
+
+
+def _strict(node: object) -> object:
+    if not isinstance(node, Mapping):
+        return node
+    out: dict[str, Any] = dict(node)
+    if _is_object_schema(node):
+        props = node.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        required = _required_names(node)
+        out["properties"] = {
+            name: _strict(prop) if name in required else _nullable(_strict(prop))
+            for name, prop in props.items()
+        }
+        out["required"] = list(props)
+        out["additionalProperties"] = False
+    items = node.get("items")
+    if isinstance(items, Mapping):
+        out["items"] = _strict(items)
+    elif isinstance(items, Sequence) and not isinstance(items, str):
+        out["items"] = [_strict(item) for item in items]
+    for key in _COMPOSITIONS:
+        options = node.get(key)
+        if isinstance(options, Sequence) and not isinstance(options, str):
+            out[key] = [_strict(option) for option in options]
+    for key in _SCHEMA_MAPS:
+        defs = node.get(key)
+        if isinstance(defs, Mapping):
+            out[key] = {name: _strict(sub) for name, sub in defs.items()}
+    return out
+
+
+def to_strict_parameters(schema: Schema | None) -> Schema:
+    """A strict-mode copy of a tool's parameter schema (recursively for nested objects).
+
+    Every object lists all its properties in `required`, in property order, and gets
+    `additionalProperties: false`; properties that were optional become nullable. A
+    free-form object (no `properties`) thus accepts only `{}`: strict mode cannot
+    express open maps. No schema at all becomes an empty strict object schema.
+    """
+    if schema is None:
+        return {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
+    converted = _strict(schema)
+    return schema if converted == schema else converted  # type: ignore[return-value]
+
+
+def to_strict_tool(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The tool definition with strict parameters; the same object when already strict."""
+    params = tool.get("parameters")
+    strict = to_strict_parameters(params)
+    if strict is params:
+        return tool
+    return {**tool, "parameters": strict}
