@@ -1,0 +1,184 @@
+"""Activity labels: a short past-tense header for one settled tool-call block (§5.2, §10.10).
+
+Intents are the live, per-call, free layer; an activity label is the settled, per-block,
+paid layer. When an endpoint has `activity_label: true`, the run loop hands each settled
+block's entries to an `ActivityLabeler` off the critical path and emits the result as an
+`ActivityLabel` event, which takes over the block's header.
+
+Each entry's `tool_input` is the call's raw argument text **with the intent kept** (§8.2):
+the strip before a tool runs is for tool bodies only, and the intent is the most useful
+thing the labelling model can read.
+
+Two labelers:
+- `ModelActivityLabeler` asks the endpoint's `activity_model` through the same provider.
+- `DemoActivityLabeler` derives one deterministically from the outcomes (no model call),
+  so the offline demo shows the third header phase too.
+
+A labeler returns None for "no label" (disabled, blank, failed); the header then simply
+stays on the settled outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from intent_ui.agent.providers.base import ChatRequest, Provider, TextChunk
+
+__all__ = [
+    "ACTIVITY_LABEL_PROMPT",
+    "MAX_ACTIVITY_LABEL_CHARS",
+    "ActivityEntry",
+    "ActivityLabeler",
+    "DemoActivityLabeler",
+    "ModelActivityLabeler",
+    "build_activity_prompt",
+    "clean_activity_label",
+]
+
+MAX_ACTIVITY_LABEL_CHARS = 120
+"""A label longer than this is cut with an ellipsis (the render caps it again, §9.5)."""
+
+# Per-entry budget for the tool output in the prompt: enough to say what happened,
+# small enough that a block of file reads stays a cheap fast-model call.
+_MAX_OUTPUT_CHARS = 400
+_MAX_INPUT_CHARS = 1_000
+
+ACTIVITY_LABEL_PROMPT = (
+    "You write the header for a group of tool calls an AI agent just made. "
+    "Summarise what the group accomplished in one short past-tense phrase "
+    "(at most 10 words), outcome first. Do not name tools, do not count calls, "
+    "do not echo raw arguments; each call's `intent` says what it was for. "
+    "Reply with the phrase only: no quotes, no trailing period."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityEntry:
+    """One settled call of a block, as the labeller sees it."""
+
+    tool_name: str
+    tool_input: str
+    """The raw argument text the model wrote, intent included (§8.2, §10.10)."""
+    status: str
+    """`settled`, `error` or `cancelled`."""
+    output: str = ""
+    outcome: str | None = None
+    intent: str | None = None
+
+
+class ActivityLabeler(Protocol):
+    """Produces a block header from its settled entries; None when there is none."""
+
+    async def label(self, entries: Sequence[ActivityEntry]) -> str | None: ...
+
+
+def build_activity_prompt(entries: Sequence[ActivityEntry]) -> str:
+    """The user message for the labelling model: one JSON line per entry."""
+    lines = [
+        json.dumps(
+            {
+                "tool": entry.tool_name,
+                "input": _clip(entry.tool_input, _MAX_INPUT_CHARS),
+                "status": entry.status,
+                "outcome": entry.outcome,
+                "output": _clip(entry.output, _MAX_OUTPUT_CHARS),
+            },
+            ensure_ascii=False,
+        )
+        for entry in entries
+    ]
+    return "Tool calls in this group:\n" + "\n".join(lines)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+_QUOTES = "\"'`“”‘’"
+
+
+def clean_activity_label(text: str | None) -> str | None:
+    """One line, no wrapping quotes or trailing period, capped; None when blank."""
+    if not isinstance(text, str):
+        return None
+    line = next((part for part in text.splitlines() if part.strip()), "")
+    line = _CONTROL.sub(" ", line).strip().strip(_QUOTES).strip()
+    line = line.rstrip(".").strip()
+    if not line:
+        return None
+    if len(line) > MAX_ACTIVITY_LABEL_CHARS:
+        line = line[: MAX_ACTIVITY_LABEL_CHARS - 1].rstrip() + "…"
+    return line
+
+
+class ModelActivityLabeler:
+    """Asks a (fast) model for the label through a provider; failures give None."""
+
+    def __init__(self, provider: Provider, model: str, *, max_tokens: int = 64) -> None:
+        self._provider = provider
+        self._model = model
+        self._max_tokens = max_tokens
+
+    def request_for(self, entries: Sequence[ActivityEntry]) -> ChatRequest:
+        """The provider request for `entries` (exposed so tests can read the prompt)."""
+        return ChatRequest(
+            model=self._model,
+            messages=[{"role": "user", "content": build_activity_prompt(entries)}],
+            system=ACTIVITY_LABEL_PROMPT,
+            max_tokens=self._max_tokens,
+        )
+
+    async def label(self, entries: Sequence[ActivityEntry]) -> str | None:
+        if not entries:
+            return None
+        parts: list[str] = []
+        try:
+            async for event in self._provider.stream(self.request_for(entries)):
+                if isinstance(event, TextChunk):
+                    parts.append(event.text)
+        except Exception:
+            # A missing header is the documented degradation (§5.2 phase 3): the block
+            # keeps its settled outcome. The label is never worth failing a turn for.
+            return None
+        return clean_activity_label("".join(parts))
+
+
+class DemoActivityLabeler:
+    """A deterministic label from the entries' outcomes, for the offline demo endpoint."""
+
+    async def label(self, entries: Sequence[ActivityEntry]) -> str | None:
+        return demo_activity_label(entries)
+
+
+def demo_activity_label(entries: Sequence[ActivityEntry]) -> str | None:
+    """`Found 3 matches for OAuth; found 1 match for MCP`, with failures counted."""
+    if not entries:
+        return None
+    phrases: list[str] = []
+    failed = 0
+    for entry in entries:
+        if entry.status != "settled":
+            failed += 1
+            continue
+        phrase = (entry.outcome or entry.intent or "").strip()
+        if phrase:
+            phrases.append(phrase)
+    if not phrases and not failed:
+        return None
+    parts = [phrases[0]] + [_lower_first(p) for p in phrases[1:]] if phrases else []
+    if failed:
+        parts.append(f"{failed} call failed" if failed == 1 else f"{failed} calls failed")
+    return clean_activity_label("; ".join(parts))
+
+
+def _lower_first(text: str) -> str:
+    # Only lowercase a leading capital followed by a lowercase letter, so acronyms
+    # ("MCP", "OAuth") and non-Latin scripts are left alone.
+    if len(text) >= 2 and text[0].isupper() and text[1].islower():
+        return text[0].lower() + text[1:]
+    return text
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,720 @@
+"""The agent run loop: one user message in, a stream of `TurnEvent`s out.
+
+`run_turn(...)` returns a `TurnRun`. Iterate it (or `run.events()`) to drive the turn;
+once `TurnDone` has gone out, `run.new_messages` holds the neutral messages to append to
+the conversation history (the user message first).
+
+How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
+
+- The capability pipeline shapes the tool definitions once per turn (intent before
+  background, §10.3) under the model-facing names; its `label_tool_names` is the
+  server-side label gate carried in every `CallStarted.label_bearing` (§5.1).
+- Each round streams the provider. One monotonic `seq` counter stamps every event of the
+  turn; each round that opens a tool call gets the next block index.
+- `ToolCallEnd` (the provider's end-of-call signal) emits `ArgsComplete` and starts that
+  tool at once, so parallel calls run concurrently. Only the tool's result settles a call.
+- Before a label-bearing tool runs, the intent is read and stripped (and
+  `run_in_background` too when that capability is on): no tool sees a parameter it did not
+  declare. A business `intent` of a tool without a label passes through untouched.
+- Failures are events, never exceptions: a tool that raises settles as `error`; an unknown
+  tool gets a card and an error result; a provider error settles unfinished calls as
+  `error` and ends the turn with `TurnDone("error")`; `max_tokens` settles cut-off calls;
+  a stop request (the `stop` event, `TurnRun.stop()`, or cancelling the task) cancels the
+  stream and the tools and settles what was unfinished as `cancelled`.
+- `run_in_background: true` answers the model with a handle at once (`CallBackgrounded`);
+  the real result settles the call when it arrives, and the turn waits for it (bounded)
+  before `TurnDone`; a timeout settles it as `error`.
+- With an `ActivityLabeler`, each block whose calls all settled gets a label, computed
+  concurrently with the next round and emitted before `TurnDone`.
+
+`{{toolNturnM}}` output references are not implemented, so nothing is ever substituted
+into an intent (§10.6).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from intent_ui.agent.activity import ActivityEntry, ActivityLabeler
+from intent_ui.agent.providers.base import (
+    ChatRequest,
+    Provider,
+    StreamEnd,
+    TextChunk,
+    ToolCallArgs,
+    ToolCallBegin,
+    ToolCallEnd,
+)
+from intent_ui.agent.tools.base import Tool, ToolResult
+from intent_ui.agent.tools.registry import ToolIndex
+from intent_ui.core.capabilities import apply_capabilities
+from intent_ui.core.capabilities.background import (
+    CHECK_BACKGROUND_TASK_NAME,
+    RUN_IN_BACKGROUND_CAPABILITY,
+    is_background_requested,
+    strip_run_in_background_arg,
+)
+from intent_ui.core.capabilities.intent import read_intent, strip_intent
+from intent_ui.core.events import (
+    ActivityLabel,
+    ArgsComplete,
+    ArgsDelta,
+    CallBackgrounded,
+    CallSettled,
+    CallStarted,
+    FinalState,
+    TextDelta,
+    TurnDone,
+    TurnEvent,
+)
+
+__all__ = [
+    "BACKGROUND_TIMEOUT_ERROR",
+    "CUT_OFF_ERROR",
+    "TurnRun",
+    "run_turn",
+]
+
+CUT_OFF_ERROR = "Cut off: the model hit max_tokens while writing the arguments"
+BACKGROUND_TIMEOUT_ERROR = "Timed out in background"
+CANCELLED_RESULT = "Cancelled: the user stopped the turn before this call finished."
+DEFAULT_BACKGROUND_TIMEOUT = 120.0
+DEFAULT_ACTIVITY_TIMEOUT = 30.0
+
+
+@dataclass(slots=True)
+class _Call:
+    """One tool call of the turn, from `ToolCallBegin` to its settlement."""
+
+    call_id: str
+    name: str
+    tool: Tool | None
+    block: int
+    label_bearing: bool
+    arguments: str = ""
+    ended: bool = False
+    args: dict[str, Any] | None = None
+    args_problem: str | None = None
+    task: asyncio.Task[None] | None = None
+    backgrounded: bool = False
+    settled: FinalState | None = None
+    model_result: ToolResult | None = None
+    final_result: ToolResult | None = None
+
+
+@dataclass(slots=True)
+class _Round:
+    """What one provider response produced."""
+
+    block: int | None = None
+    calls: list[_Call] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+    stop_reason: str | None = None
+    recorded: bool = False
+
+
+class TurnRun:
+    """One running turn. Iterate it once for the events; read `new_messages` after."""
+
+    def __init__(
+        self,
+        *,
+        provider: Provider,
+        model: str,
+        history: Sequence[Mapping[str, Any]],
+        user_message: str,
+        tools: Sequence[Tool],
+        tool_options: Mapping[str, Any] | None,
+        capabilities: frozenset[str],
+        system: str | None,
+        strict: bool = False,
+        max_tokens: int = 4096,
+        max_rounds: int = 8,
+        stop: asyncio.Event | None = None,
+        activity: ActivityLabeler | None = None,
+        background_timeout: float = DEFAULT_BACKGROUND_TIMEOUT,
+        activity_timeout: float = DEFAULT_ACTIVITY_TIMEOUT,
+    ) -> None:
+        self._provider = provider
+        self._model = model
+        self._history = [dict(m) for m in history]
+        self._user_message = user_message
+        self._system = system
+        self._strict = strict
+        self._max_tokens = max_tokens
+        self._max_rounds = max(1, max_rounds)
+        self._stop = stop
+        self._activity = activity
+        self._background_timeout = background_timeout
+        self._activity_timeout = activity_timeout
+        self._capabilities = frozenset(capabilities)
+
+        self._index = ToolIndex(tools)
+        self._tools: dict[str, Tool] = {}
+        for tool in self._index:
+            self._tools.setdefault(self._index.model_name(tool), tool)
+        definitions = [
+            {**dict(tool.definition), "name": name} for name, tool in self._tools.items()
+        ]
+        shaped = apply_capabilities(
+            definitions,
+            tool_options or {},
+            capabilities=self._capabilities,
+            tool_ids={name: tool.tool_id for name, tool in self._tools.items()},
+            strict=strict,
+        )
+        self.definitions: list[dict[str, Any]] = [_plain(d) for d in shaped.definitions]
+        """The tool definitions the model is offered (after the capability pipeline)."""
+        self.label_tool_names: frozenset[str] = frozenset(shaped.label_tool_names)
+        """The label gate: tools whose calls carry an intent label."""
+        self.background_tool_names: frozenset[str] = (
+            frozenset(shaped.background_tool_names)
+            if RUN_IN_BACKGROUND_CAPABILITY in capabilities
+            else frozenset()
+        )
+
+        self.new_messages: list[dict[str, Any]] = []
+        """Neutral messages this turn added (user, assistant, tool), complete after TurnDone."""
+        self.stop_reason: str | None = None
+        self.error: str | None = None
+
+        self._seq = 0
+        self._queue: asyncio.Queue[TurnEvent] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._done = False
+        self._block_count = 0
+        self._blocks: dict[int, list[_Call]] = {}
+        self._open_blocks: set[int] = set()
+        self._calls: dict[str, _Call] = {}
+        self._round: _Round | None = None
+        self._background: dict[str, asyncio.Task[None]] = {}
+        self._labelling: list[asyncio.Task[None]] = []
+        self._stop_requested = False
+        self._closing = False
+        self._background_on = RUN_IN_BACKGROUND_CAPABILITY in self._capabilities
+
+    # --- public ---------------------------------------------------------------------------
+
+    def __aiter__(self) -> AsyncIterator[TurnEvent]:
+        return self.events()
+
+    async def events(self) -> AsyncIterator[TurnEvent]:
+        """The turn's events, ending with `TurnDone`. Consume once."""
+        if self._task is not None:
+            raise RuntimeError("TurnRun.events() can only be consumed once")
+        self._task = asyncio.create_task(self._drive())
+        try:
+            while True:
+                event = await self._queue.get()
+                yield event
+                if isinstance(event, TurnDone):
+                    return
+        finally:
+            if not self._task.done():
+                # The consumer went away: stop the turn rather than run it unobserved.
+                self._task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._task
+
+    def stop(self) -> None:
+        """Request a stop: the stream and the tools are cancelled promptly."""
+        self._stop_requested = True
+        task = self._task
+        if task is not None and not task.done() and not task.cancelling():
+            task.cancel()
+
+    async def collect(self) -> list[TurnEvent]:
+        """Run the turn to the end and return every event (convenient for tests and scripts)."""
+        return [event async for event in self.events()]
+
+    # --- driving --------------------------------------------------------------------------
+
+    async def _drive(self) -> None:
+        watcher = self._watch_stop()
+        try:
+            stop_reason, error = await self._rounds()
+            stop_reason, error = await self._finish(stop_reason, error)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            await self._cancel_everything()
+            stop_reason, error = "cancelled", None
+        except Exception as exc:  # a bug in the loop must still end the turn visibly
+            await self._cancel_everything(state="error", error=_describe(exc))
+            stop_reason, error = "error", f"Internal error in the run loop: {_describe(exc)}"
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+        self.stop_reason, self.error = stop_reason, error
+        self._emit(TurnDone(self._next_seq(), stop_reason, error))
+        self._done = True
+
+    def _watch_stop(self) -> asyncio.Task[None] | None:
+        if self._stop is None:
+            return None
+        driver = asyncio.current_task()
+        stop = self._stop
+
+        async def watch() -> None:
+            await stop.wait()
+            self._stop_requested = True
+            if driver is not None and not driver.done() and not driver.cancelling():
+                driver.cancel()
+
+        return asyncio.create_task(watch())
+
+    async def _rounds(self) -> tuple[str, str | None]:
+        user = {"role": "user", "content": self._user_message}
+        self.new_messages.append(user)
+        for _ in range(self._max_rounds):
+            rnd = _Round()
+            self._round = rnd
+            failure = await self._stream_round(rnd)
+            if failure is not None:
+                self._settle_unfinished(rnd, "error", failure)
+                await self._await_round(rnd)
+                self._record_round(rnd)
+                return "error", failure
+            if rnd.stop_reason == "max_tokens":
+                self._settle_unfinished(rnd, "error", CUT_OFF_ERROR)
+                await self._await_round(rnd)
+                self._record_round(rnd)
+                return "max_tokens", "The model hit max_tokens; the reply was cut off."
+            if not rnd.calls:
+                self._record_round(rnd)
+                return "end_turn", None
+            self._settle_unfinished(rnd, "error", None)
+            await self._await_round(rnd)
+            self._record_round(rnd)
+        return "max_rounds", (
+            f"Stopped after {self._max_rounds} rounds of tool calls (the max_rounds limit)."
+        )
+
+    async def _stream_round(self, rnd: _Round) -> str | None:
+        """Stream one provider response; return a readable failure, or None."""
+        request = ChatRequest(
+            model=self._model,
+            messages=[*self._history, *self.new_messages],
+            tools=self.definitions,
+            system=self._system,
+            max_tokens=self._max_tokens,
+            strict=self._strict,
+        )
+        stream = self._provider.stream(request)
+        try:
+            async for event in stream:
+                if isinstance(event, TextChunk):
+                    if event.text:
+                        rnd.text.append(event.text)
+                        self._emit(TextDelta(self._next_seq(), event.text))
+                elif isinstance(event, ToolCallBegin):
+                    self._begin(rnd, event)
+                elif isinstance(event, ToolCallArgs):
+                    self._args(event)
+                elif isinstance(event, ToolCallEnd):
+                    self._end(event)
+                elif isinstance(event, StreamEnd):
+                    rnd.stop_reason = event.stop_reason
+        except Exception as exc:
+            return f"The model provider failed: {_describe(exc)}"
+        finally:
+            closer = getattr(stream, "aclose", None)
+            if closer is not None:
+                with contextlib.suppress(Exception):
+                    await closer()
+        return None
+
+    def _begin(self, rnd: _Round, event: ToolCallBegin) -> None:
+        if event.call_id in self._calls:
+            return  # a duplicate begin would give one id two cards
+        if rnd.block is None:
+            rnd.block = self._block_count
+            self._block_count += 1
+            self._blocks[rnd.block] = []
+            self._open_blocks.add(rnd.block)
+        tool = self._tools.get(event.name) or self._index.resolve(event.name)
+        call = _Call(
+            call_id=event.call_id,
+            name=event.name,
+            tool=tool,
+            block=rnd.block,
+            label_bearing=event.name in self.label_tool_names,
+        )
+        self._calls[call.call_id] = call
+        self._blocks[rnd.block].append(call)
+        rnd.calls.append(call)
+        self._emit(
+            CallStarted(
+                self._next_seq(),
+                call.call_id,
+                # The card names the tool as people know it (`search_code`), even when the
+                # model had to address it by its disambiguated id.
+                tool.name if tool is not None else call.name,
+                call.block,
+                server=tool.server if tool is not None else None,
+                label_bearing=call.label_bearing,
+            )
+        )
+
+    def _args(self, event: ToolCallArgs) -> None:
+        call = self._calls.get(event.call_id)
+        if call is None or call.ended or not event.delta:
+            return
+        call.arguments += event.delta
+        self._emit(ArgsDelta(self._next_seq(), call.call_id, event.delta))
+
+    def _end(self, event: ToolCallEnd) -> None:
+        call = self._calls.get(event.call_id)
+        if call is None or call.ended:
+            return
+        call.ended = True
+        self._emit(ArgsComplete(self._next_seq(), call.call_id, call.arguments))
+        call.args, call.args_problem = _parse_args(call.name, call.arguments)
+        if call.args is not None:
+            call.task = asyncio.create_task(self._execute(call))
+        # Unparsable arguments are settled when the response ends, when it is known whether
+        # the model was cut off by max_tokens (a different message) or wrote bad JSON.
+
+    # --- tools ----------------------------------------------------------------------------
+
+    async def _execute(self, call: _Call) -> None:
+        args: Any = call.args or {}
+        tool = call.tool
+        if tool is None and call.name == CHECK_BACKGROUND_TASK_NAME and self._background_on:
+            self._settle(call, self._check_background(args))
+            return
+        if tool is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            self._settle(
+                call,
+                ToolResult(f"Unknown tool '{call.name}'. Available tools: {known}.", True),
+            )
+            return
+        if call.label_bearing:
+            args = strip_intent(args)
+        background = False
+        if call.name in self.background_tool_names:
+            background = is_background_requested(args)
+            args = strip_run_in_background_arg(args)
+        if not isinstance(args, dict):
+            args = dict(args) if isinstance(args, Mapping) else {}
+        if background:
+            self._dispatch_background(call, tool, args)
+            return
+        self._settle(call, await _invoke(tool, call.name, args))
+
+    def _check_background(self, args: Mapping[str, Any]) -> ToolResult:
+        """The host side of `check_background_task`: status, or the result once finished."""
+        wanted = args.get("background_task_id")
+        if wanted is not None and not isinstance(wanted, str):
+            return ToolResult("background_task_id must be a string", is_error=True)
+        ids = [wanted] if wanted else list(self._background)
+        if wanted and wanted not in self._background:
+            known = ", ".join(self._background) or "none"
+            return ToolResult(
+                f"No background task '{wanted}' in this turn (known: {known}).", is_error=True
+            )
+        report = []
+        for task_id in ids:
+            call = self._calls[task_id]
+            entry: dict[str, Any] = {"background_task_id": task_id, "tool": call.name}
+            if call.settled is None:
+                entry["status"] = "running"
+            else:
+                result = call.final_result or ToolResult("")
+                entry["status"] = "failed" if result.is_error else "completed"
+                entry["result"] = result.output
+            report.append(entry)
+        return ToolResult(json.dumps(report if not wanted else report[0], ensure_ascii=False))
+
+    def _dispatch_background(self, call: _Call, tool: Tool, args: dict[str, Any]) -> None:
+        call.backgrounded = True
+        call.model_result = ToolResult(
+            json.dumps(
+                {
+                    "status": "running_in_background",
+                    "background_task_id": call.call_id,
+                    "message": "Started in the background. Call check_background_task with "
+                    "this id for its status and result; the user sees it when it finishes.",
+                }
+            )
+        )
+        self._emit(CallBackgrounded(self._next_seq(), call.call_id))
+
+        async def harvest() -> None:
+            self._settle(call, await _invoke(tool, call.name, args), for_model=False)
+
+        self._background[call.call_id] = asyncio.create_task(harvest())
+
+    def _settle(self, call: _Call, result: ToolResult, *, for_model: bool = True) -> None:
+        if call.settled is not None:
+            return
+        state: FinalState = "error" if result.is_error else "settled"
+        call.settled = state
+        call.final_result = result
+        if for_model:
+            call.model_result = result
+        self._emit(
+            CallSettled(
+                self._next_seq(),
+                call.call_id,
+                state,
+                output=result.output,
+                outcome=result.outcome,
+                outcome_patch=dict(result.outcome_patch) if result.outcome_patch else None,
+                error=(result.output or "The tool reported an error") if result.is_error else None,
+            )
+        )
+        self._maybe_label(call.block)
+
+    def _settle_as(self, call: _Call, state: FinalState, message: str | None) -> None:
+        """Settle without a tool result (cut off, stream failed, cancelled)."""
+        if call.settled is not None:
+            return
+        call.settled = state
+        text = message or CANCELLED_RESULT
+        call.final_result = ToolResult(text, is_error=True)
+        if call.model_result is None:
+            call.model_result = call.final_result
+        self._emit(CallSettled(self._next_seq(), call.call_id, state, error=message))
+        self._maybe_label(call.block)
+
+    def _settle_unfinished(self, rnd: _Round, state: FinalState, message: str | None) -> None:
+        """After the stream: settle calls that never started running.
+
+        `message` None means the stream ended normally, so each call gets its own reason.
+        """
+        for call in rnd.calls:
+            if call.task is not None or call.settled is not None:
+                continue
+            if message is not None:
+                reason = message
+            elif not call.ended:
+                reason = (
+                    "Incomplete: the model's response ended before this call's arguments "
+                    "were complete"
+                )
+            else:
+                reason = call.args_problem or "Invalid arguments"
+            self._settle_as(call, state, reason)
+        if rnd.block is not None:
+            self._open_blocks.discard(rnd.block)
+            self._maybe_label(rnd.block)
+
+    async def _await_round(self, rnd: _Round) -> None:
+        tasks = [call.task for call in rnd.calls if call.task is not None]
+        if tasks:
+            await asyncio.gather(*tasks)
+
+    def _record_round(self, rnd: _Round) -> None:
+        """Append the round's assistant message and tool results to `new_messages`."""
+        if rnd.recorded:
+            return
+        rnd.recorded = True
+        text = "".join(rnd.text)
+        if not text and not rnd.calls:
+            return
+        assistant: dict[str, Any] = {"role": "assistant", "content": text}
+        if rnd.calls:
+            assistant["tool_calls"] = [
+                {
+                    "id": call.call_id,
+                    "name": call.name,
+                    # Unparsable arguments would be refused when the history is sent back.
+                    "arguments": call.arguments if call.args is not None else "{}",
+                }
+                for call in rnd.calls
+            ]
+        self.new_messages.append(assistant)
+        for call in rnd.calls:
+            result = call.model_result or ToolResult(CANCELLED_RESULT, is_error=True)
+            self.new_messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call.call_id,
+                    "name": call.name,
+                    "content": result.output,
+                    "is_error": result.is_error,
+                }
+            )
+
+    # --- end of turn ----------------------------------------------------------------------
+
+    async def _finish(self, stop_reason: str, error: str | None) -> tuple[str, str | None]:
+        """Harvest background calls (bounded), then wait for pending activity labels."""
+        pending = [task for task in self._background.values() if not task.done()]
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=self._background_timeout)
+            for call_id, task in self._background.items():
+                if task in late:
+                    task.cancel()
+                    self._settle_as(self._calls[call_id], "error", BACKGROUND_TIMEOUT_ERROR)
+            if late:
+                await asyncio.wait(late)
+        if self._labelling:
+            _, late = await asyncio.wait(self._labelling, timeout=self._activity_timeout)
+            for task in late:
+                task.cancel()
+        return stop_reason, error
+
+    async def _cancel_everything(
+        self, *, state: FinalState = "cancelled", error: str | None = None
+    ) -> None:
+        self._closing = True
+        tasks = [
+            task
+            for task in [
+                *(call.task for call in self._calls.values()),
+                *self._background.values(),
+                *self._labelling,
+            ]
+            if task is not None and not task.done()
+        ]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait(tasks)
+        for call in self._calls.values():
+            self._settle_as(call, state, error)
+        if self._round is not None:
+            self._record_round(self._round)
+
+    # --- activity labels ------------------------------------------------------------------
+
+    def _maybe_label(self, block: int) -> None:
+        if self._activity is None or block in self._open_blocks:
+            return
+        calls = self._blocks.get(block, [])
+        if not calls or any(call.settled is None for call in calls):
+            return
+        if self._stop_requested or self._closing:
+            return
+        entries = [_entry(call) for call in calls]
+        self._labelling.append(asyncio.create_task(self._label(block, entries)))
+
+    async def _label(self, block: int, entries: list[ActivityEntry]) -> None:
+        assert self._activity is not None
+        try:
+            label = await self._activity.label(entries)
+        except Exception:
+            return  # no label: the header stays on the settled outcome (§5.2)
+        if isinstance(label, str) and label.strip() and not self._done:
+            self._emit(ActivityLabel(self._next_seq(), block, label.strip()))
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _emit(self, event: TurnEvent) -> None:
+        self._queue.put_nowait(event)
+
+
+def run_turn(
+    *,
+    provider: Provider,
+    model: str,
+    history: Sequence[Mapping[str, Any]],
+    user_message: str,
+    tools: Sequence[Tool],
+    tool_options: Mapping[str, Any] | None,
+    capabilities: frozenset[str],
+    system: str | None,
+    strict: bool = False,
+    max_tokens: int = 4096,
+    max_rounds: int = 8,
+    stop: asyncio.Event | None = None,
+    activity: ActivityLabeler | None = None,
+    background_timeout: float = DEFAULT_BACKGROUND_TIMEOUT,
+    activity_timeout: float = DEFAULT_ACTIVITY_TIMEOUT,
+) -> TurnRun:
+    """Prepare a turn; iterate the returned `TurnRun` to run it (see the module docstring)."""
+    return TurnRun(
+        provider=provider,
+        model=model,
+        history=history,
+        user_message=user_message,
+        tools=tools,
+        tool_options=tool_options,
+        capabilities=capabilities,
+        system=system,
+        strict=strict,
+        max_tokens=max_tokens,
+        max_rounds=max_rounds,
+        stop=stop,
+        activity=activity,
+        background_timeout=background_timeout,
+        activity_timeout=activity_timeout,
+    )
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+async def _invoke(tool: Tool, name: str, args: dict[str, Any]) -> ToolResult:
+    """Call a tool; whatever it raises becomes an error result (never a crashed turn)."""
+    try:
+        result = await tool.call(args)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        return ToolResult(f"Tool '{name}' failed: {type(exc).__name__}: {exc}", is_error=True)
+    if isinstance(result, ToolResult):
+        return result
+    if isinstance(result, str):
+        return ToolResult(result)
+    return ToolResult(
+        f"Tool '{name}' returned {type(result).__name__}, not a ToolResult", is_error=True
+    )
+
+
+def _parse_args(name: str, text: str) -> tuple[dict[str, Any] | None, str | None]:
+    if not text.strip():
+        return {}, None  # a tool without parameters may get no argument text at all
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, (
+            f"Invalid arguments for '{name}': not valid JSON ({exc.msg} at line {exc.lineno} "
+            f"column {exc.colno}); the arguments must be one JSON object"
+        )
+    if not isinstance(value, dict):
+        return None, (
+            f"Invalid arguments for '{name}': expected a JSON object, got {type(value).__name__}"
+        )
+    return value, None
+
+
+def _entry(call: _Call) -> ActivityEntry:
+    result = call.final_result or ToolResult("")
+    return ActivityEntry(
+        tool_name=call.name,
+        # The raw text the model wrote: the intent stays in (§8.2, §10.10).
+        tool_input=call.arguments,
+        status=call.settled or "cancelled",
+        output=result.output,
+        outcome=result.outcome if call.label_bearing else None,
+        intent=read_intent(call.arguments) if call.label_bearing else None,
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    message = getattr(exc, "message", None) or str(exc)
+    return message if message else type(exc).__name__
+
+
+def _plain(value: Any) -> Any:
+    """Read-only mappings (the capability constants) as plain JSON-ready dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value

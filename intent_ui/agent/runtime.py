@@ -1,0 +1,240 @@
+"""The agent runtime: configuration in, providers, tools and turns out.
+
+`AgentRuntime` owns what outlives a single turn: the MCP servers, the tool list, one
+shared `httpx.AsyncClient` for every HTTP provider, and the memory store. The web app
+keeps one for the process; the CLI makes one per command.
+
+    runtime = AgentRuntime(load_config())
+    await runtime.start()
+    run = runtime.start_turn(user_message="find where OAuth and MCP are handled")
+    async for event in run:
+        ...
+    await runtime.aclose()
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from intent_ui.agent.activity import ActivityLabeler, DemoActivityLabeler, ModelActivityLabeler
+from intent_ui.agent.providers.anthropic import AnthropicProvider
+from intent_ui.agent.providers.base import Provider
+from intent_ui.agent.providers.demo import DemoProvider
+from intent_ui.agent.providers.openai import OpenAIProvider
+from intent_ui.agent.run import TurnRun, run_turn
+from intent_ui.agent.tools.base import Tool
+from intent_ui.agent.tools.mcp import McpManager
+from intent_ui.agent.tools.memory import InMemoryMemoryStore, MemoryStore
+from intent_ui.agent.tools.registry import build_tools
+from intent_ui.config import DEFAULT_DEMO_PACING_MS, AppConfig, EndpointConfig, ModelSpec
+from intent_ui.core.capabilities.intent import (
+    TOOL_INTENTS_CAPABILITY,
+    synthesize_intent_tool_options,
+)
+from intent_ui.core.capabilities.selection import TOOL_SELECTION_WILDCARD
+
+__all__ = ["AgentRuntime", "UnknownEndpointError"]
+
+
+class UnknownEndpointError(LookupError):
+    """A turn named an endpoint the configuration does not define."""
+
+
+class AgentRuntime:
+    """Providers, tools and turns for one configuration.
+
+    `memory_store` defaults to a process-local store; the app passes its database-backed
+    one. `pacing_ms` overrides the demo endpoints' pacing (the CLI's `--pacing-ms`).
+    """
+
+    def __init__(
+        self,
+        config: AppConfig,
+        *,
+        memory_store: MemoryStore | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        pacing_ms: float | None = None,
+    ) -> None:
+        self.config = config
+        self.memory_store: MemoryStore = memory_store or InMemoryMemoryStore()
+        self._pacing_ms = pacing_ms
+        self._owns_client = http_client is None
+        self._client = http_client
+        self._providers: dict[str, Provider] = {}
+        self._mcp: McpManager | None = None
+        self._tools: list[Tool] = []
+        self._started = False
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect the MCP servers (failures are recorded, not raised) and list the tools."""
+        if self._started:
+            return
+        if self.config.mcp_servers:
+            self._mcp = McpManager(self.config.mcp_servers)
+            await self._mcp.start()
+        self._tools = build_tools(
+            self.config, memory_store=self.memory_store, mcp_manager=self._mcp
+        )
+        self._started = True
+
+    async def aclose(self) -> None:
+        """Close providers, the shared HTTP client and the MCP servers; safe to call twice."""
+        providers, self._providers = list(self._providers.values()), {}
+        for provider in providers:
+            closer = getattr(provider, "aclose", None)
+            if closer is not None:
+                await closer()
+        if self._client is not None and self._owns_client:
+            await self._client.aclose()
+            self._client = None
+        if self._mcp is not None:
+            mcp, self._mcp = self._mcp, None
+            await mcp.aclose()
+        self._started = False
+
+    async def __aenter__(self) -> AgentRuntime:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def mcp_failures(self) -> dict[str, str]:
+        """MCP server name -> why it is unavailable (empty when all connected)."""
+        return {} if self._mcp is None else dict(self._mcp.failures)
+
+    # --- endpoints ------------------------------------------------------------------------
+
+    def endpoint(self, name: str | None = None) -> EndpointConfig:
+        """The named endpoint (the default one when `name` is None)."""
+        if name is None:
+            return self.config.default_endpoint
+        found = self.config.endpoint(name)
+        if found is None:
+            known = ", ".join(e.name for e in self.config.endpoints) or "none"
+            raise UnknownEndpointError(f"Unknown endpoint '{name}' (configured: {known})")
+        return found
+
+    def default_model(self, endpoint_name: str | None = None) -> str:
+        endpoint = self.endpoint(endpoint_name)
+        return endpoint.models[0] if endpoint.models else "demo"
+
+    def provider_for(self, endpoint_name: str | None = None) -> Provider:
+        """The endpoint's provider (built once, sharing one HTTP client)."""
+        endpoint = self.endpoint(endpoint_name)
+        cached = self._providers.get(endpoint.name)
+        if cached is not None:
+            return cached
+        provider: Provider
+        if endpoint.kind == "demo":
+            pacing = self._pacing_ms
+            if pacing is None:
+                pacing = endpoint.pacing_ms
+            provider = DemoProvider(pacing_ms=DEFAULT_DEMO_PACING_MS if pacing is None else pacing)
+        elif endpoint.kind == "openai":
+            provider = OpenAIProvider(
+                endpoint.base_url or "", endpoint.api_key or "", http_client=self._http()
+            )
+        else:
+            provider = AnthropicProvider(
+                endpoint.base_url or "", endpoint.api_key or "", http_client=self._http()
+            )
+        self._providers[endpoint.name] = provider
+        return provider
+
+    def labeler_for(self, endpoint_name: str | None = None) -> ActivityLabeler | None:
+        """The activity labeller for the endpoint, or None when `activity_label` is off."""
+        endpoint = self.endpoint(endpoint_name)
+        if not endpoint.activity_label:
+            return None
+        if endpoint.kind == "demo":
+            return DemoActivityLabeler()
+        model = endpoint.activity_model or self.default_model(endpoint.name)
+        return ModelActivityLabeler(self.provider_for(endpoint.name), model)
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            # Long read timeout: a model may think for a while between stream events.
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, read=300.0))
+        return self._client
+
+    # --- tools ----------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> list[Tool]:
+        """Every available tool (after `start()`)."""
+        return list(self._tools)
+
+    def tools_for(self, agent_tool_ids: Sequence[str] | None) -> list[Tool]:
+        """The agent's tools in offer order; None is the default agent (every tool).
+
+        Ids that name no available tool (an MCP server that is down) are skipped.
+        """
+        if agent_tool_ids is None:
+            return list(self._tools)
+        wanted = set(agent_tool_ids)
+        return [tool for tool in self._tools if tool.tool_id in wanted]
+
+    def default_tool_options(self) -> dict[str, Any]:
+        """The default (ephemeral) agent's options: describe every eligible tool."""
+        if TOOL_INTENTS_CAPABILITY not in self.config.capabilities:
+            return {}
+        return {TOOL_SELECTION_WILDCARD: {"describe_intent": True}}
+
+    def spec_tool_options(self, spec: ModelSpec | str) -> dict[str, Any]:
+        """A model spec's synthesised `tool_options` (its `describe_intent` policy)."""
+        if isinstance(spec, str):
+            found = next((s for s in self.config.model_specs if s.name == spec), None)
+            if found is None:
+                known = ", ".join(s.name for s in self.config.model_specs) or "none"
+                raise LookupError(f"Unknown model spec '{spec}' (configured: {known})")
+            spec = found
+        if TOOL_INTENTS_CAPABILITY not in self.config.capabilities:
+            return {}
+        synthesized = synthesize_intent_tool_options(
+            spec.describe_intent, [tool.tool_id for tool in self._tools]
+        )
+        return dict(synthesized) if synthesized else self.default_tool_options()
+
+    # --- turns ----------------------------------------------------------------------------
+
+    def start_turn(
+        self,
+        *,
+        user_message: str,
+        history: Sequence[Mapping[str, Any]] = (),
+        endpoint: str | None = None,
+        model: str | None = None,
+        agent_tool_ids: Sequence[str] | None = None,
+        tool_options: Mapping[str, Any] | None = None,
+        system: str | None = None,
+        stop: asyncio.Event | None = None,
+        max_rounds: int = 8,
+    ) -> TurnRun:
+        """Prepare a turn on an endpoint; iterate the returned `TurnRun` to run it.
+
+        `tool_options` None means the default agent's options.
+        """
+        found = self.endpoint(endpoint)
+        return run_turn(
+            provider=self.provider_for(found.name),
+            model=model or self.default_model(found.name),
+            history=list(history),
+            user_message=user_message,
+            tools=self.tools_for(agent_tool_ids),
+            tool_options=self.default_tool_options() if tool_options is None else tool_options,
+            capabilities=frozenset(self.config.capabilities),
+            system=system,
+            strict=found.strict,
+            max_tokens=found.max_tokens,
+            max_rounds=max_rounds,
+            stop=stop,
+            activity=self.labeler_for(found.name),
+        )

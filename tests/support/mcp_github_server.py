@@ -1,0 +1,60 @@
+"""A real stdio MCP server named `github`, for tests: `python tests/support/mcp_github_server.py`.
+
+Tools: `search_code` (deterministic fake hits), `create_issue` (has a BUSINESS parameter
+named `intent` that must reach it untouched), `crash` (kills the process mid-call) and
+`slow` (sleeps). When `MCP_CALL_LOG` names a file, every call's arguments are appended
+to it as one JSON line `{"tool": ..., "args": {...}}`, so tests can see exactly what the
+server received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp.server.fastmcp import FastMCP
+
+server = FastMCP("github", log_level="WARNING")
+
+
+def _record(tool: str, args: dict[str, object]) -> None:
+    path = os.environ.get("MCP_CALL_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(json.dumps({"tool": tool, "args": args}) + "\n")
+
+
+@server.tool()
+def search_code(query: str, repo: str = "acme/app") -> str:
+    """Search code in a repository."""
+    _record("search_code", {"query": query, "repo": repo})
+    return f"3 matches for {query} in {repo}\nsrc/auth.py:12\nsrc/router.py:40\nREADME.md:3"
+
+
+@server.tool()
+def create_issue(title: str, intent: str) -> str:
+    """Open an issue. `intent` is the issue's category, e.g. billing_inquiry."""
+    _record("create_issue", {"title": title, "intent": intent})
+    return f"Created issue '{title}' with intent {intent}"
+
+
+@server.tool()
+def crash(reason: str) -> str:
+    """Exit the server process immediately (simulates a crash mid-call)."""
+    _record("crash", {"reason": reason})
+    print(f"crashing: {reason}", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Wait, then answer."""
+    _record("slow", {"seconds": seconds})
+    await asyncio.sleep(seconds)
+    return f"waited {seconds} s"
+
+
+if __name__ == "__main__":
+    server.run("stdio")

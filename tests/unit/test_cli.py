@@ -1,0 +1,161 @@
+"""`python -m intent_ui run ...` as a real subprocess over a temporary workspace."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MESSAGE = "find where OAuth and MCP are handled"
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("INTENT_UI_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+    }
+    env["INTENT_UI_DEMO_PACING_MS"] = "0"
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(
+        [sys.executable, "-m", "intent_ui", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "auth.py").write_text(
+        "# OAuth callback router\ndef oauth_callback():\n    return 'OAuth ok'\n"
+    )
+    (folder / "src" / "mcp_client.py").write_text("# MCP wiring\nMCP_SERVERS = {}\n")
+    (folder / "README.md").write_text("Handles OAuth.\n")
+    return folder
+
+
+@pytest.fixture
+def config(tmp_path: Path, workspace: Path) -> Path:
+    file = tmp_path / "intent_ui.yaml"
+    file.write_text(f"endpoints:\n  - kind: demo\nworkspace: {workspace}\n")
+    return file
+
+
+def records(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_json_run_streams_two_growing_labels_that_settle_on_outcomes(
+    tmp_path: Path, config: Path
+) -> None:
+    done = run_cli("run", MESSAGE, "--json", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    events = records(done.stdout)
+    assert {"type", "seq", "call_id", "tool", "state", "label", "header", "text"} <= set(events[0])
+    seqs = [e["seq"] for e in events]
+    assert seqs == sorted(set(seqs))
+
+    starts = [e for e in events if e["type"] == "call_started"]
+    assert [e["tool"] for e in starts] == ["grep_search", "grep_search"]
+    ids = [e["call_id"] for e in starts]
+    intents = ["Searching for OAuth handling", "Searching for MCP handling"]
+    for call_id, intent in zip(ids, intents, strict=True):
+        streamed = [
+            e["label"]
+            for e in events
+            if e["call_id"] == call_id and e["type"] == "args_delta" and e["state"] == "streaming"
+        ]
+        partial = [label for label in dict.fromkeys(streamed) if intent.startswith(label)]
+        assert len(partial) >= 4, streamed  # the label grows as the intent streams
+        assert partial[-1] == intent
+
+    settled = {e["call_id"]: e for e in events if e["type"] == "call_settled"}
+    assert settled[ids[0]]["state"] == "settled"
+    assert settled[ids[0]]["label"] == "Found 4 matches for OAuth"
+    assert settled[ids[1]]["label"] == "Found 2 matches for MCP"
+
+    # The header tracks the live edge: it showed the second intent while it streamed...
+    second = [e for e in events if e["call_id"] == ids[1] and e["type"] == "args_delta"]
+    assert second[-1]["header"] == intents[1]
+    # ...and ends on the outcome of whichever call settled last.
+    last_settled = max(settled.values(), key=lambda e: e["seq"])
+    assert last_settled["header"] == last_settled["label"]
+
+    done_event = events[-1]
+    assert done_event["type"] == "turn_done"
+    assert done_event["stop_reason"] == "end_turn"
+    reply = "".join(e["text"] for e in events if e["type"] == "text_delta")
+    assert "I found 4 matches for OAuth" in reply
+
+
+def test_capability_off_shows_default_labels(tmp_path: Path, workspace: Path) -> None:
+    file = tmp_path / "off.yaml"
+    file.write_text(f"endpoints:\n  - kind: demo\nworkspace: {workspace}\ncapabilities: []\n")
+    done = run_cli("run", MESSAGE, "--json", "--config", str(file), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    events = records(done.stdout)
+    labels = {e["label"] for e in events if e["call_id"]}
+    assert labels == {"Running grep_search", "Ran grep_search"}
+    final_header = [e["header"] for e in events if e["type"] == "call_settled"][-1]
+    assert final_header == "Used 2 tools"
+
+
+def test_plain_output_prints_one_line_per_change_then_the_reply(
+    tmp_path: Path, config: Path
+) -> None:
+    done = run_cli("run", MESSAGE, "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "  ✓ Found 4 matches for OAuth" in lines
+    assert "  ✓ Found 2 matches for MCP" in lines
+    assert any(line.startswith("▸ Searching for MCP") for line in lines)
+    assert lines[-1].startswith("I found 4 matches for OAuth")
+    assert "\x1b[" not in done.stdout  # no ANSI when stdout is not a terminal
+
+
+def test_a_broken_config_exits_2_naming_the_key(tmp_path: Path) -> None:
+    file = tmp_path / "broken.yaml"
+    file.write_text("endpoints:\n  - kind: gpt\n")
+    done = run_cli("run", "hi", "--config", str(file), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    (line,) = done.stderr.strip().splitlines()
+    assert "endpoints[0].kind" in line
+    assert "'gpt'" in line
+
+
+def test_an_unknown_endpoint_exits_2(tmp_path: Path, config: Path) -> None:
+    done = run_cli("run", "hi", "--config", str(config), "--endpoint", "nope", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "Unknown endpoint 'nope'" in done.stderr
+
+
+def test_a_provider_failure_exits_1_with_the_message(tmp_path: Path, workspace: Path) -> None:
+    file = tmp_path / "down.yaml"
+    file.write_text(
+        "endpoints:\n  - kind: openai\n    base_url: http://127.0.0.1:9/v1\n"
+        f"    api_key: x\n    models: [m]\nworkspace: {workspace}\n"
+    )
+    done = run_cli("run", "hi", "--json", "--config", str(file), cwd=tmp_path)
+    assert done.returncode == 1
+    assert records(done.stdout)[-1]["stop_reason"] == "error"
+    (line,) = done.stderr.strip().splitlines()
+    assert "127.0.0.1:9" in line
+
+
+def test_no_arguments_prints_usage(tmp_path: Path) -> None:
+    done = run_cli(cwd=tmp_path)
+    assert done.returncode == 0
+    assert "usage:" in done.stdout
+    assert "run" in done.stdout

@@ -1,0 +1,606 @@
+"""The run loop against a scripted provider and fake tools (no network, no files)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from intent_ui.agent.activity import ActivityEntry, ModelActivityLabeler
+from intent_ui.agent.providers.base import (
+    ChatRequest,
+    ProviderEvent,
+    StreamEnd,
+    TextChunk,
+    ToolCallArgs,
+    ToolCallBegin,
+    ToolCallEnd,
+)
+from intent_ui.agent.providers.errors import ProviderStreamError
+from intent_ui.agent.run import BACKGROUND_TIMEOUT_ERROR, CUT_OFF_ERROR, TurnRun, run_turn
+from intent_ui.agent.tools.base import ToolKind, ToolResult
+from intent_ui.core.capabilities.intent import INTENT_ARG, is_intent_label_property, with_intent
+from intent_ui.core.events import (
+    ActivityLabel,
+    ArgsComplete,
+    ArgsDelta,
+    CallBackgrounded,
+    CallSettled,
+    CallStarted,
+    TextDelta,
+    TurnDone,
+    TurnEvent,
+)
+
+ALL_CAPS = frozenset({"tool_intents", "run_in_background", "deferred_tools", "programmatic_tools"})
+GUARD = 10  # seconds: a safety net against hangs, never an assertion about speed
+
+
+# --- fakes ------------------------------------------------------------------------------
+
+
+@dataclass
+class Gate:
+    """A script step that blocks the stream until `event` is set."""
+
+    event: asyncio.Event
+
+
+@dataclass
+class Do:
+    """A script step that runs a callback (e.g. opening another gate)."""
+
+    action: Callable[[], None]
+
+
+Step = ProviderEvent | Exception | Gate | Do
+
+
+class ScriptedProvider:
+    """Plays one script per `stream()` call and records every request."""
+
+    def __init__(self, *scripts: Sequence[Step]) -> None:
+        self.scripts = list(scripts)
+        self.requests: list[ChatRequest] = []
+        self.closed = 0
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[ProviderEvent]:
+        self.requests.append(request)
+        script = self.scripts.pop(0) if self.scripts else [TextChunk("done"), end()]
+        try:
+            for step in script:
+                await asyncio.sleep(0)
+                if isinstance(step, Exception):
+                    raise step
+                if isinstance(step, Gate):
+                    await step.event.wait()
+                elif isinstance(step, Do):
+                    step.action()
+                else:
+                    yield step
+        finally:
+            self.closed += 1
+
+
+@dataclass
+class FakeTool:
+    name: str
+    properties: dict[str, Any] = field(default_factory=lambda: {"pattern": {"type": "string"}})
+    kind: ToolKind = "native"
+    server: str | None = None
+    self_describing: bool = True
+    run: Callable[[dict[str, Any]], Awaitable[ToolResult]] | None = None
+    seen: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def tool_id(self) -> str:
+        return self.name if self.kind == "native" else f"{self.name}_mcp_{self.server}"
+
+    @property
+    def definition(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "object", "properties": dict(self.properties)}
+        if self.self_describing:
+            return {
+                "name": self.name,
+                "description": f"The {self.name} tool.",
+                "parameters": dict(with_intent(schema)),
+                "intent": True,
+            }
+        return {"name": self.name, "description": f"The {self.name} tool.", "parameters": schema}
+
+    async def call(self, args: dict[str, Any]) -> ToolResult:
+        self.seen.append(dict(args))
+        if self.run is not None:
+            return await self.run(args)
+        return ToolResult(f"ok {json.dumps(args)}", outcome=f"Did {self.name}")
+
+
+def call(call_id: str, name: str, args: dict[str, Any] | str, *, pieces: int = 3) -> list[Step]:
+    """A complete tool call: begin, the argument text in `pieces` fragments, end."""
+    text = args if isinstance(args, str) else json.dumps(args)
+    size = max(1, len(text) // pieces)
+    fragments = [text[i : i + size] for i in range(0, len(text), size)]
+    return [
+        ToolCallBegin(0, call_id, name),
+        *(ToolCallArgs(call_id, f) for f in fragments),
+        ToolCallEnd(call_id),
+    ]
+
+
+def end(reason: str = "end_turn") -> StreamEnd:
+    return StreamEnd(reason)
+
+
+def make_run(provider: ScriptedProvider, tools: Sequence[Any], **overrides: Any) -> TurnRun:
+    kwargs: dict[str, Any] = {
+        "provider": provider,
+        "model": "fake",
+        "history": [],
+        "user_message": "go",
+        "tools": tools,
+        "tool_options": {"*": {"describe_intent": True}},
+        "capabilities": ALL_CAPS,
+        "system": None,
+    }
+    kwargs.update(overrides)
+    return run_turn(**kwargs)
+
+
+async def collect(run: TurnRun) -> list[TurnEvent]:
+    return await asyncio.wait_for(run.collect(), GUARD)
+
+
+def of(events: Sequence[TurnEvent], kind: type) -> list[Any]:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def settled(events: Sequence[TurnEvent], call_id: str) -> CallSettled:
+    (found,) = [e for e in of(events, CallSettled) if e.call_id == call_id]
+    return found
+
+
+# --- tests ------------------------------------------------------------------------------
+
+
+async def test_intent_is_stripped_before_the_tool_sees_the_args() -> None:
+    grep = FakeTool("grep_search")
+    provider = ScriptedProvider(
+        [*call("c1", "grep_search", {"intent": "Searching for OAuth", "pattern": "OAuth"}), end()],
+    )
+    events = await collect(make_run(provider, [grep]))
+    assert grep.seen == [{"pattern": "OAuth"}]
+    assert of(events, CallStarted)[0].label_bearing is True
+    assert settled(events, "c1").state == "settled"
+
+
+async def test_business_intent_on_a_tool_without_a_label_passes_through() -> None:
+    crm = FakeTool(
+        "create_ticket",
+        properties={"intent": {"type": "string", "description": "billing or support"}},
+        kind="mcp",
+        server="crm",
+        self_describing=False,
+    )
+    provider = ScriptedProvider(
+        [*call("c1", "create_ticket", {"intent": "billing_inquiry"}), end()],
+    )
+    events = await collect(make_run(provider, [crm]))
+    started = of(events, CallStarted)[0]
+    assert started.label_bearing is False
+    assert started.server == "crm"
+    assert crm.seen == [{"intent": "billing_inquiry"}]
+
+
+async def test_capability_off_sends_no_intent_and_marks_no_call_label_bearing() -> None:
+    grep = FakeTool("grep_search")
+    provider = ScriptedProvider([*call("c1", "grep_search", {"pattern": "x"}), end()])
+    events = await collect(make_run(provider, [grep], capabilities=frozenset()))
+    (definition,) = provider.requests[0].tools
+    assert INTENT_ARG not in definition["parameters"]["properties"]
+    assert of(events, CallStarted)[0].label_bearing is False
+
+
+async def test_capability_on_offers_intent_as_the_first_property() -> None:
+    provider = ScriptedProvider([TextChunk("hi"), end()])
+    await collect(make_run(provider, [FakeTool("grep_search")]))
+    (definition,) = provider.requests[0].tools
+    first, prop = next(iter(definition["parameters"]["properties"].items()))
+    assert first == INTENT_ARG
+    assert is_intent_label_property(prop)
+    json.dumps(provider.requests[0].tools)  # plain JSON-ready data, no read-only proxies
+
+
+async def test_parallel_calls_run_concurrently() -> None:
+    a_started, b_started = asyncio.Event(), asyncio.Event()
+
+    async def run_a(args: dict[str, Any]) -> ToolResult:
+        a_started.set()
+        await b_started.wait()  # would deadlock if the tools ran one after the other
+        return ToolResult("a")
+
+    async def run_b(args: dict[str, Any]) -> ToolResult:
+        b_started.set()
+        await a_started.wait()
+        return ToolResult("b")
+
+    tools = [FakeTool("tool_a", run=run_a), FakeTool("tool_b", run=run_b)]
+    provider = ScriptedProvider(
+        [*call("a", "tool_a", {"pattern": "1"}), *call("b", "tool_b", {"pattern": "2"}), end()],
+    )
+    events = await collect(make_run(provider, tools))
+    assert {e.call_id: e.state for e in of(events, CallSettled)} == {"a": "settled", "b": "settled"}
+    assert {e.block for e in of(events, CallStarted)} == {0}
+
+
+async def test_a_tool_starts_at_its_end_signal_while_the_stream_continues() -> None:
+    tool_ran = asyncio.Event()
+
+    async def run(args: dict[str, Any]) -> ToolResult:
+        tool_ran.set()
+        return ToolResult("ok")
+
+    provider = ScriptedProvider(
+        [*call("a", "tool_a", {"pattern": "1"}), Gate(tool_ran), TextChunk("after"), end()],
+    )
+    events = await collect(make_run(provider, [FakeTool("tool_a", run=run)]))
+    kinds = [type(e) for e in events]
+    assert kinds.index(CallSettled) < kinds.index(TextDelta)
+
+
+async def test_a_tool_that_raises_settles_as_error_and_the_turn_continues() -> None:
+    async def boom(args: dict[str, Any]) -> ToolResult:
+        raise RuntimeError("disk on fire")
+
+    provider = ScriptedProvider(
+        [*call("c1", "broken", {"pattern": "x"}), end("tool_use")],
+        [TextChunk("Sorry, that failed."), end()],
+    )
+    run = make_run(provider, [FakeTool("broken", run=boom)])
+    events = await collect(run)
+    result = settled(events, "c1")
+    assert result.state == "error"
+    assert "RuntimeError: disk on fire" in (result.error or "")
+    assert events[-1] == TurnDone(events[-1].seq, "end_turn")
+    tool_message = provider.requests[1].messages[-1]
+    assert tool_message["role"] == "tool"
+    assert tool_message["is_error"] is True
+    assert "disk on fire" in tool_message["content"]
+
+
+async def test_an_unknown_tool_gets_a_card_and_an_error_result() -> None:
+    provider = ScriptedProvider([*call("c1", "nope", {"pattern": "x"}), end("tool_use")])
+    events = await collect(make_run(provider, [FakeTool("grep_search")]))
+    assert of(events, CallStarted)[0].tool == "nope"
+    result = settled(events, "c1")
+    assert result.state == "error"
+    assert (result.error or "").startswith("Unknown tool 'nope'")
+
+
+async def test_invalid_json_arguments_settle_as_an_error_naming_the_problem() -> None:
+    grep = FakeTool("grep_search")
+    provider = ScriptedProvider([*call("c1", "grep_search", '{"pattern": "x",'), end("tool_use")])
+    events = await collect(make_run(provider, [grep]))
+    result = settled(events, "c1")
+    assert result.state == "error"
+    assert "not valid JSON" in (result.error or "")
+    assert grep.seen == []
+
+
+async def test_stop_mid_stream_cancels_the_stream_and_settles_calls_cancelled() -> None:
+    never = asyncio.Event()
+    stop = asyncio.Event()
+    provider = ScriptedProvider(
+        [
+            ToolCallBegin(0, "c1", "grep_search"),
+            ToolCallArgs("c1", '{"intent": "Searching'),
+            Gate(never),
+            end(),
+        ]
+    )
+    run = make_run(provider, [FakeTool("grep_search")], stop=stop)
+    events: list[TurnEvent] = []
+
+    async def consume() -> None:
+        async for event in run:
+            events.append(event)
+            if isinstance(event, ArgsDelta):
+                stop.set()
+
+    await asyncio.wait_for(consume(), GUARD)
+    assert settled(events, "c1").state == "cancelled"
+    assert isinstance(events[-1], TurnDone)
+    assert events[-1].stop_reason == "cancelled"
+    assert provider.closed == 1
+    # What streamed before the stop is kept in the history too.
+    assert run.new_messages[1]["tool_calls"][0]["id"] == "c1"
+
+
+async def test_stop_cancels_a_running_tool() -> None:
+    cancelled = asyncio.Event()
+
+    async def forever(args: dict[str, Any]) -> ToolResult:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return ToolResult("unreachable")
+
+    provider = ScriptedProvider([*call("c1", "slow", {"pattern": "x"}), end("tool_use")])
+    run = make_run(provider, [FakeTool("slow", run=forever)])
+    events: list[TurnEvent] = []
+
+    async def consume() -> None:
+        async for event in run:
+            events.append(event)
+            if isinstance(event, ArgsComplete):
+                await asyncio.sleep(0)  # let the tool start before stopping
+                run.stop()
+
+    await asyncio.wait_for(consume(), GUARD)
+    assert cancelled.is_set()
+    assert settled(events, "c1").state == "cancelled"
+    assert events[-1].stop_reason == "cancelled"
+
+
+async def test_provider_error_mid_stream_settles_unfinished_calls_and_ends_with_error() -> None:
+    provider = ScriptedProvider(
+        [
+            TextChunk("Let me look."),
+            ToolCallBegin(0, "c1", "grep_search"),
+            ToolCallArgs("c1", '{"intent": "Sear'),
+            ProviderStreamError("The stream broke off: upstream overloaded", partial=True),
+        ]
+    )
+    run = make_run(provider, [FakeTool("grep_search")])
+    events = await collect(run)
+    result = settled(events, "c1")
+    assert result.state == "error"
+    assert "upstream overloaded" in (result.error or "")
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    assert done.stop_reason == "error"
+    assert "upstream overloaded" in (done.error or "")
+    assert of(events, TextDelta)[0].text == "Let me look."  # kept
+
+
+async def test_provider_error_before_streaming_ends_the_turn_with_error() -> None:
+    provider = ScriptedProvider([ProviderStreamError("401 Unauthorized: check api_key")])
+    events = await collect(make_run(provider, []))
+    assert len(events) == 1
+    assert events[0].stop_reason == "error"
+    assert "check api_key" in (events[0].error or "")
+
+
+async def test_max_tokens_cuts_off_the_call_whose_arguments_did_not_complete() -> None:
+    grep = FakeTool("grep_search")
+    provider = ScriptedProvider(
+        [
+            *call("c1", "grep_search", {"intent": "Searching for A", "pattern": "A"}),
+            ToolCallBegin(1, "c2", "grep_search"),
+            ToolCallArgs("c2", '{"intent": "Searching for B", "patt'),
+            end("max_tokens"),
+        ]
+    )
+    run = make_run(provider, [grep])
+    events = await collect(run)
+    assert settled(events, "c1").state == "settled"
+    cut = settled(events, "c2")
+    assert (cut.state, cut.error) == ("error", CUT_OFF_ERROR)
+    assert events[-1].stop_reason == "max_tokens"
+    assert len(provider.requests) == 1  # the turn ends
+    assert grep.seen == [{"pattern": "A"}]
+
+
+async def test_background_dispatch_answers_at_once_and_harvest_settles_the_call() -> None:
+    release = asyncio.Event()
+
+    async def slow(args: dict[str, Any]) -> ToolResult:
+        await release.wait()
+        return ToolResult("12 results", outcome="Found 12 results")
+
+    tool = FakeTool("bash_tool", run=slow)
+    provider = ScriptedProvider(
+        [
+            *call(
+                "c1",
+                "bash_tool",
+                {"intent": "Running the tests", "pattern": "x", "run_in_background": True},
+            ),
+            end("tool_use"),
+        ],
+        [TextChunk("Started it."), Do(release.set), end()],
+    )
+    run = make_run(provider, [tool], tool_options={"bash_tool": {"run_in_background": True}})
+    events = await collect(run)
+    kinds = [type(e) for e in events]
+    assert CallBackgrounded in kinds
+    assert kinds.index(CallBackgrounded) < kinds.index(TextDelta) < kinds.index(CallSettled)
+    result = settled(events, "c1")
+    assert (result.state, result.outcome) == ("settled", "Found 12 results")
+    assert tool.seen == [{"pattern": "x"}]  # neither intent nor run_in_background
+    handle = provider.requests[1].messages[-1]
+    assert "running_in_background" in handle["content"]
+    assert isinstance(events[-1], TurnDone)
+    assert events[-1].stop_reason == "end_turn"
+
+
+async def test_background_timeout_settles_as_error() -> None:
+    async def forever(args: dict[str, Any]) -> ToolResult:
+        await asyncio.Event().wait()
+        return ToolResult("unreachable")
+
+    provider = ScriptedProvider(
+        [*call("c1", "bash_tool", {"pattern": "x", "run_in_background": True}), end("tool_use")],
+    )
+    run = make_run(
+        provider,
+        [FakeTool("bash_tool", run=forever)],
+        tool_options={"bash_tool": {"run_in_background": True}},
+        background_timeout=0.01,
+    )
+    events = await collect(run)
+    result = settled(events, "c1")
+    assert (result.state, result.error) == ("error", BACKGROUND_TIMEOUT_ERROR)
+    assert events[-1].stop_reason == "end_turn"
+
+
+async def test_seq_is_strictly_increasing_across_every_event() -> None:
+    provider = ScriptedProvider(
+        [
+            TextChunk("Looking."),
+            *call("a", "tool_a", {"intent": "Doing A", "pattern": "1"}),
+            *call("b", "tool_b", {"intent": "Doing B", "pattern": "2"}),
+            end("tool_use"),
+        ],
+        [*call("c", "tool_a", {"intent": "Doing C", "pattern": "3"}), end("tool_use")],
+        [TextChunk("All done."), end()],
+    )
+    run = make_run(provider, [FakeTool("tool_a"), FakeTool("tool_b")])
+    events = await collect(run)
+    seqs = [e.seq for e in events]
+    assert seqs == sorted(set(seqs))
+    assert [e.block for e in of(events, CallStarted)] == [0, 0, 1]
+
+
+async def test_new_messages_hold_the_user_message_assistant_calls_and_results() -> None:
+    provider = ScriptedProvider(
+        [TextChunk("Searching."), *call("c1", "grep_search", {"pattern": "x"}), end("tool_use")],
+        [TextChunk("Found it."), end()],
+    )
+    run = make_run(provider, [FakeTool("grep_search")], history=[{"role": "user", "content": "hi"}])
+    await collect(run)
+    roles = [m["role"] for m in run.new_messages]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    assert run.new_messages[1]["content"] == "Searching."
+    assert run.new_messages[1]["tool_calls"] == [
+        {"id": "c1", "name": "grep_search", "arguments": '{"pattern": "x"}'}
+    ]
+    assert run.new_messages[-1] == {"role": "assistant", "content": "Found it."}
+    assert provider.requests[1].messages[0] == {"role": "user", "content": "hi"}
+
+
+async def test_the_round_limit_ends_the_turn() -> None:
+    provider = ScriptedProvider(
+        *([*call(f"c{i}", "grep_search", {"pattern": "x"}), end("tool_use")] for i in range(3))
+    )
+    events = await collect(make_run(provider, [FakeTool("grep_search")], max_rounds=2))
+    assert events[-1].stop_reason == "max_rounds"
+    assert len(provider.requests) == 2
+
+
+class RecordingLabeler:
+    def __init__(self) -> None:
+        self.entries: list[list[ActivityEntry]] = []
+
+    async def label(self, entries: Sequence[ActivityEntry]) -> str | None:
+        self.entries.append(list(entries))
+        return "Searched the code"
+
+
+async def test_activity_label_entries_keep_the_intent_and_arrive_before_turn_done() -> None:
+    labeler = RecordingLabeler()
+    grep = FakeTool("grep_search")
+    provider = ScriptedProvider(
+        [*call("c1", "grep_search", {"intent": "Searching for OAuth", "pattern": "x"}), end()],
+        [TextChunk("Done."), end()],
+    )
+    events = await collect(make_run(provider, [grep], activity=labeler))
+    (entries,) = labeler.entries
+    assert json.loads(entries[0].tool_input)["intent"] == "Searching for OAuth"
+    assert entries[0].intent == "Searching for OAuth"
+    assert grep.seen == [{"pattern": "x"}]  # the strip is for the tool body only
+    labels = of(events, ActivityLabel)
+    assert [(e.block, e.label) for e in labels] == [(0, "Searched the code")]
+    assert events.index(labels[0]) < len(events) - 1
+
+
+async def test_model_activity_labeler_prompt_keeps_the_intent() -> None:
+    labeler_provider = ScriptedProvider([TextChunk('"Located the OAuth callback."'), end()])
+    labeler = ModelActivityLabeler(labeler_provider, "fast-model")
+    entry = ActivityEntry(
+        tool_name="grep_search",
+        tool_input='{"intent": "Searching for OAuth handling", "pattern": "OAuth"}',
+        status="settled",
+        output="auth.py:1: oauth",
+        outcome="Found 1 match for OAuth",
+    )
+    assert await labeler.label([entry]) == "Located the OAuth callback"
+    (request,) = labeler_provider.requests
+    assert request.model == "fast-model"
+    assert "Searching for OAuth handling" in request.messages[0]["content"]
+
+
+async def test_a_failing_labeler_leaves_no_label_and_the_turn_ends_normally() -> None:
+    class Broken:
+        async def label(self, entries: Sequence[ActivityEntry]) -> str | None:
+            raise RuntimeError("labeler down")
+
+    provider = ScriptedProvider([*call("c1", "grep_search", {"pattern": "x"}), end()])
+    events = await collect(make_run(provider, [FakeTool("grep_search")], activity=Broken()))
+    assert of(events, ActivityLabel) == []
+    assert events[-1].stop_reason == "end_turn"
+
+
+async def test_events_can_only_be_consumed_once() -> None:
+    run = make_run(ScriptedProvider([TextChunk("hi"), end()]), [])
+    await collect(run)
+    with pytest.raises(RuntimeError):
+        await run.collect()
+
+
+async def test_cancelling_the_consumer_cancels_the_turn_and_keeps_the_history() -> None:
+    never = asyncio.Event()
+    provider = ScriptedProvider(
+        [TextChunk("Partial"), ToolCallBegin(0, "c1", "grep_search"), Gate(never), end()]
+    )
+    run = make_run(provider, [FakeTool("grep_search")])
+    seen = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in run:
+            if isinstance(event, CallStarted):
+                seen.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(seen.wait(), GUARD)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert run.stop_reason == "cancelled"
+    assert provider.closed == 1
+    assert run.new_messages[1]["content"] == "Partial"
+    assert run.new_messages[2]["role"] == "tool"
+
+
+async def test_check_background_task_reports_a_running_task_then_harvest_settles_it() -> None:
+    release = asyncio.Event()
+
+    async def slow(args: dict[str, Any]) -> ToolResult:
+        await release.wait()
+        return ToolResult("finished")
+
+    provider = ScriptedProvider(
+        [*call("c1", "bash_tool", {"pattern": "x", "run_in_background": True}), end("tool_use")],
+        [*call("c2", "check_background_task", {"background_task_id": "c1"}), end("tool_use")],
+        [Do(release.set), TextChunk("Waiting on it."), end()],
+    )
+    run = make_run(
+        provider,
+        [FakeTool("bash_tool", run=slow)],
+        tool_options={"bash_tool": {"run_in_background": True}},
+    )
+    events = await collect(run)
+    assert "check_background_task" in {d["name"] for d in provider.requests[0].tools}
+    poll = settled(events, "c2")
+    assert poll.state == "settled"
+    assert json.loads(poll.output) == {
+        "background_task_id": "c1",
+        "tool": "bash_tool",
+        "status": "running",
+    }
+    assert settled(events, "c1").output == "finished"

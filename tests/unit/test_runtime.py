@@ -1,0 +1,59 @@
+"""AgentRuntime: endpoints, providers, tool selection and default tool options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from intent_ui.agent.activity import DemoActivityLabeler
+from intent_ui.agent.providers.demo import DemoProvider
+from intent_ui.agent.runtime import AgentRuntime, UnknownEndpointError
+from intent_ui.config import AppConfig
+from intent_ui.core.events import CallSettled, TurnDone
+
+
+def config(tmp_path: Path, **extra: object) -> AppConfig:
+    (tmp_path / "auth.py").write_text("OAuth here\n")
+    data: dict[str, object] = {
+        "endpoints": [{"kind": "demo", "pacing_ms": 0, "activity_label": True}],
+        "workspace": tmp_path,
+    }
+    data.update(extra)
+    return AppConfig.model_validate(data)
+
+
+async def test_default_agent_describes_every_eligible_tool(tmp_path: Path) -> None:
+    runtime = AgentRuntime(config(tmp_path))
+    assert runtime.default_tool_options() == {"*": {"describe_intent": True}}
+    off = AgentRuntime(config(tmp_path, capabilities=[]))
+    assert off.default_tool_options() == {}
+
+
+async def test_tools_for_filters_by_tool_id_and_none_means_all(tmp_path: Path) -> None:
+    async with AgentRuntime(config(tmp_path)) as runtime:
+        assert len(runtime.tools_for(None)) == len(runtime.tools) > 2
+        picked = runtime.tools_for(["read_file", "grep_search", "not_there"])
+        assert [tool.tool_id for tool in picked] == ["read_file", "grep_search"]
+
+
+async def test_provider_for_builds_the_demo_once_with_the_pacing_override(tmp_path: Path) -> None:
+    runtime = AgentRuntime(config(tmp_path), pacing_ms=7)
+    provider = runtime.provider_for("demo")
+    assert isinstance(provider, DemoProvider)
+    assert provider.pacing_ms == 7
+    assert runtime.provider_for(None) is provider
+    assert isinstance(runtime.labeler_for("demo"), DemoActivityLabeler)
+    with pytest.raises(UnknownEndpointError, match="Unknown endpoint 'nope'"):
+        runtime.provider_for("nope")
+    await runtime.aclose()
+
+
+async def test_start_turn_runs_the_demo_over_the_workspace(tmp_path: Path) -> None:
+    async with AgentRuntime(config(tmp_path)) as runtime:
+        run = runtime.start_turn(user_message="search for OAuth and MCP")
+        events = await run.collect()
+    outcomes = [e.outcome for e in events if isinstance(e, CallSettled)]
+    assert sorted(outcomes) == ["Found 1 match for OAuth", "No matches for MCP"]
+    assert isinstance(events[-1], TurnDone)
+    assert run.new_messages[-1]["role"] == "assistant"
