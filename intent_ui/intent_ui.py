@@ -1,11 +1,24 @@
 """Builds the Reflex app and registers its pages; nothing else."""
 
+import sys
+
 import reflex as rx
 
+from intent_ui.config import load_config
 
-def index() -> rx.Component:
-    return rx.box(rx.heading("Intent UI"), data_testid="chat-page")
+# AppHarness re-imports only this module for each app it starts, with a fresh state
+# registry: drop the page and state modules too, so their states register again.
+for _name in [n for n in sys.modules if n.startswith("intent_ui.ui.") and n != "intent_ui.ui.host"]:
+    del sys.modules[_name]
 
+from intent_ui.ui.pages.chat import chat_page  # noqa: E402
+from intent_ui.ui.state import ChatState  # noqa: E402
 
-app = rx.App()
-app.add_page(index, route="/", title="Intent UI")
+# Refuse an invalid configuration at start, naming the key and the problem.
+load_config()
+
+app = rx.App(
+    stylesheets=["/intent_ui.css"],
+    head_components=[rx.el.script(src="/intent_ui.js", defer=True)],
+)
+app.add_page(chat_page, route="/", title="Intent UI", on_load=ChatState.load_page)

@@ -1,0 +1,279 @@
+"""Saved agents: CRUD, duplication, and the builder's per-tool option switches (§12).
+
+`tool_options` maps a tool id (see `intent_ui.agent.tools.base.Tool.tool_id`) to its
+capability switches: `describe_intent`, `defer_loading`, `run_in_background` (booleans)
+and `allowed_callers` (a list of caller names). The builder rules, mirroring the shared
+switch of the background toggles:
+
+- setting a switch writes the value (`True` for a boolean);
+- clearing it (`None`, `False`, or an empty caller list) removes the key, and removes the
+  tool's entry when nothing is left in it, so "off" is stored as absence;
+- sibling keys and other tools are untouched, and the stored dict is never mutated in
+  place: `with_tool_option` builds a new one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sqlalchemy import Engine, delete, update
+from sqlmodel import col, select
+
+from intent_ui.store.db import open_session
+from intent_ui.store.models import Agent, Clock, Conversation, encode_json
+
+__all__ = [
+    "BOOLEAN_TOOL_OPTIONS",
+    "TOOL_OPTION_KEYS",
+    "ToolOptionValue",
+    "create_agent",
+    "delete_agent",
+    "duplicate_agent",
+    "get_agent",
+    "list_agents",
+    "set_tool_option",
+    "set_tool_options_bulk",
+    "update_agent",
+    "with_tool_option",
+]
+
+BOOLEAN_TOOL_OPTIONS: frozenset[str] = frozenset(
+    {"describe_intent", "defer_loading", "run_in_background"}
+)
+TOOL_OPTION_KEYS: frozenset[str] = BOOLEAN_TOOL_OPTIONS | {"allowed_callers"}
+
+ToolOptionValue = bool | list[str] | None
+
+_UNSET: Any = object()
+
+
+def with_tool_option(
+    options: Mapping[str, Mapping[str, Any]], tool_id: str, key: str, value: ToolOptionValue
+) -> dict[str, dict[str, Any]]:
+    """`options` with one switch set or cleared, as a new dict (see the module rules).
+
+    Raises ValueError naming the key or value when they are not a tool option.
+    """
+    stored = _option_value(key, value)
+    entry = {k: v for k, v in options.get(tool_id, {}).items() if k != key}
+    if stored is not None:
+        entry[key] = stored
+    result = {tid: dict(opts) for tid, opts in options.items() if tid != tool_id}
+    if entry:
+        result[tool_id] = entry
+    return result
+
+
+def create_agent(
+    engine: Engine,
+    *,
+    name: str,
+    instructions: str = "",
+    endpoint: str | None = None,
+    model: str | None = None,
+    tools: Iterable[str] = (),
+    tool_options: Mapping[str, Mapping[str, Any]] | None = None,
+    now: Clock = time.time,
+) -> Agent:
+    """Create and return an agent. Raises ValueError for a blank name."""
+    stamp = now()
+    agent = Agent(
+        name=_name(name),
+        instructions=instructions,
+        endpoint=endpoint,
+        model=model,
+        tools_json=encode_json(_tool_ids(tools)),
+        tool_options_json=encode_json(_copy_options(tool_options or {})),
+        created_at=stamp,
+        updated_at=stamp,
+    )
+    with open_session(engine) as session:
+        session.add(agent)
+        session.commit()
+    return agent
+
+
+def get_agent(engine: Engine, agent_id: str) -> Agent | None:
+    with open_session(engine) as session:
+        return session.get(Agent, agent_id)
+
+
+def list_agents(engine: Engine) -> list[Agent]:
+    """Every agent, by name (case-insensitive), then oldest first."""
+    with open_session(engine) as session:
+        agents = list(session.exec(select(Agent)))
+    return sorted(agents, key=lambda a: (a.name.casefold(), a.created_at, a.id))
+
+
+def update_agent(
+    engine: Engine,
+    agent_id: str,
+    *,
+    name: str = _UNSET,
+    instructions: str = _UNSET,
+    endpoint: str | None = _UNSET,
+    model: str | None = _UNSET,
+    tools: Iterable[str] = _UNSET,
+    tool_options: Mapping[str, Mapping[str, Any]] = _UNSET,
+    now: Clock = time.time,
+) -> Agent | None:
+    """Change the given fields; None when the agent does not exist.
+
+    Raises ValueError for a blank name.
+    """
+    values: dict[str, Any] = {}
+    if name is not _UNSET:
+        values["name"] = _name(name)
+    if instructions is not _UNSET:
+        values["instructions"] = instructions
+    if endpoint is not _UNSET:
+        values["endpoint"] = endpoint
+    if model is not _UNSET:
+        values["model"] = model
+    if tools is not _UNSET:
+        values["tools_json"] = encode_json(_tool_ids(tools))
+    if tool_options is not _UNSET:
+        values["tool_options_json"] = encode_json(_copy_options(tool_options))
+    return _update(engine, agent_id, values, now)
+
+
+def duplicate_agent(engine: Engine, agent_id: str, *, now: Clock = time.time) -> Agent | None:
+    """A new agent copying every setting, named "Copy of X"; None when not found."""
+    original = get_agent(engine, agent_id)
+    if original is None:
+        return None
+    return create_agent(
+        engine,
+        name=f"Copy of {original.name}",
+        instructions=original.instructions,
+        endpoint=original.endpoint,
+        model=original.model,
+        tools=original.tools,
+        tool_options=original.tool_options,
+        now=now,
+    )
+
+
+def delete_agent(engine: Engine, agent_id: str) -> bool:
+    """Delete an agent; chats that used it fall back to the default agent. False if absent."""
+    with engine.begin() as connection:
+        connection.execute(
+            update(Conversation).where(col(Conversation.agent_id) == agent_id).values(agent_id=None)
+        )
+        result = connection.execute(delete(Agent).where(col(Agent.id) == agent_id))
+    return result.rowcount > 0
+
+
+def set_tool_option(
+    engine: Engine,
+    agent_id: str,
+    tool_id: str,
+    key: str,
+    value: ToolOptionValue,
+    *,
+    now: Clock = time.time,
+) -> Agent | None:
+    """Set or clear one switch of one tool (module rules); None when the agent is absent.
+
+    Raises ValueError for an unknown key or a value of the wrong type.
+    """
+    _option_value(key, value)  # validate before touching the database
+    with open_session(engine) as session:
+        agent = session.get(Agent, agent_id)
+        if agent is None:
+            return None
+        agent.tool_options_json = encode_json(
+            with_tool_option(agent.tool_options, tool_id, key, value)
+        )
+        agent.updated_at = now()
+        session.add(agent)
+        session.commit()
+        return agent
+
+
+def set_tool_options_bulk(
+    engine: Engine,
+    agent_id: str,
+    tool_ids: Iterable[str],
+    key: str,
+    on: bool,
+    *,
+    now: Clock = time.time,
+) -> Agent | None:
+    """Turn one boolean switch on or off for many tools at once ("Describe all")."""
+    if key not in BOOLEAN_TOOL_OPTIONS:
+        raise ValueError(
+            f"Bulk tool option {key!r} is not a switch; use one of "
+            f"{', '.join(sorted(BOOLEAN_TOOL_OPTIONS))}."
+        )
+    with open_session(engine) as session:
+        agent = session.get(Agent, agent_id)
+        if agent is None:
+            return None
+        options: dict[str, dict[str, Any]] = agent.tool_options
+        for tool_id in tool_ids:
+            options = with_tool_option(options, tool_id, key, bool(on))
+        agent.tool_options_json = encode_json(options)
+        agent.updated_at = now()
+        session.add(agent)
+        session.commit()
+        return agent
+
+
+def _update(engine: Engine, agent_id: str, values: dict[str, Any], now: Clock) -> Agent | None:
+    with open_session(engine) as session:
+        agent = session.get(Agent, agent_id)
+        if agent is None:
+            return None
+        for name, value in values.items():
+            setattr(agent, name, value)
+        agent.updated_at = now()
+        session.add(agent)
+        session.commit()
+        return agent
+
+
+def _option_value(key: str, value: ToolOptionValue) -> bool | list[str] | None:
+    """The value to store for `key`, None to remove it; ValueError for bad input."""
+    if key not in TOOL_OPTION_KEYS:
+        raise ValueError(
+            f"Unknown tool option {key!r}; expected one of {', '.join(sorted(TOOL_OPTION_KEYS))}."
+        )
+    if value is None or value is False:
+        return None
+    if key in BOOLEAN_TOOL_OPTIONS:
+        if value is True:
+            return True
+        raise ValueError(f"Tool option {key!r} takes true, false or null, not {value!r}.")
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return list(value) or None
+    raise ValueError(
+        f"Tool option 'allowed_callers' takes a list of caller names (e.g. ['direct', "
+        f"'code_execution']) or null, not {value!r}."
+    )
+
+
+def _name(name: str) -> str:
+    cleaned = name.strip() if isinstance(name, str) else ""
+    if not cleaned:
+        raise ValueError("An agent needs a name; type at least one character.")
+    return cleaned
+
+
+def _tool_ids(tools: Iterable[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for tool in tools:
+        if isinstance(tool, str) and tool:
+            seen.setdefault(tool, None)
+    return list(seen)
+
+
+def _copy_options(options: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A deep-enough copy that drops malformed entries and empty tool entries."""
+    copied: dict[str, dict[str, Any]] = {}
+    for tool_id, entry in options.items():
+        if isinstance(tool_id, str) and isinstance(entry, Mapping) and entry:
+            copied[tool_id] = {k: list(v) if isinstance(v, list) else v for k, v in entry.items()}
+    return copied

@@ -1,0 +1,193 @@
+"""Open the database: resolve its URL, run the migrations to head, hand out one engine.
+
+`init_db()` is what the app, the CLI and the tests call. The schema lives in the alembic
+migrations shipped inside this package (`migrations/`), run programmatically, so no
+`alembic.ini` is needed at the repository root. The revision table is
+`intent_ui_alembic_version`, so a Reflex project that also runs `reflex db migrate` on the
+same database keeps its own `alembic_version` table untouched.
+
+SQLite (the default) gets `check_same_thread=False` (flushes run in worker threads), WAL
+(readers never block the streaming writer), a busy timeout and enforced foreign keys.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+from sqlmodel import Session
+
+__all__ = [
+    "DB_URL_ENV",
+    "DEFAULT_DB_URL",
+    "MIGRATIONS_DIR",
+    "VERSION_TABLE",
+    "DatabaseError",
+    "NotFoundError",
+    "StoreError",
+    "database_url",
+    "dispose_engines",
+    "init_db",
+    "migration_config",
+    "open_session",
+]
+
+DB_URL_ENV = "DB_URL"
+DEFAULT_DB_URL = "sqlite:///intent_ui.db"
+VERSION_TABLE = "intent_ui_alembic_version"
+MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
+SQLITE_BUSY_TIMEOUT_MS = 5000
+
+_engines: dict[str, Engine] = {}
+_engines_lock = threading.Lock()
+
+
+class StoreError(Exception):
+    """Base of the store's errors; each message says what, where, and how to fix it."""
+
+
+class DatabaseError(StoreError, RuntimeError):
+    """The database at a URL could not be opened or migrated; the message names the URL."""
+
+
+class NotFoundError(StoreError, LookupError):
+    """A conversation, message or agent id that is not in the database."""
+
+
+def database_url(explicit: str | None = None) -> str:
+    """The URL to use: env `DB_URL`, else `explicit`, else `sqlite:///intent_ui.db`.
+
+    The SQLite default is relative to the current directory.
+    """
+    from_env = os.environ.get(DB_URL_ENV, "").strip()
+    if from_env:
+        return from_env
+    if explicit is not None and explicit.strip():
+        return explicit.strip()
+    return DEFAULT_DB_URL
+
+
+def init_db(url: str | None = None) -> Engine:
+    """Migrate the database at `database_url(url)` to head and return its cached engine.
+
+    Calling it again with the same URL returns the same engine without touching the
+    database. Raises `DatabaseError` when the database cannot be opened or migrated.
+    """
+    parsed = _parse(database_url(url))
+    key = parsed.render_as_string(hide_password=False)
+    with _engines_lock:
+        engine = _engines.get(key)
+        if engine is not None:
+            return engine
+        engine = _create_engine(parsed)
+        try:
+            with engine.begin() as connection:
+                command.upgrade(migration_config(connection), "head")
+        except Exception as exc:
+            engine.dispose()
+            raise DatabaseError(
+                f"Cannot open the database at {_shown(parsed)}: {_reason(exc)}. "
+                f"Check that the location exists and is writable, or point {DB_URL_ENV} "
+                "at another database."
+            ) from exc
+        _engines[key] = engine
+        return engine
+
+
+def dispose_engines() -> None:
+    """Close every cached engine (tests, shutdown); the next `init_db` opens afresh."""
+    with _engines_lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()
+
+
+def open_session(engine: Engine) -> Session:
+    """A session whose returned rows stay readable after it closes (no expiry on commit)."""
+    return Session(engine, expire_on_commit=False)
+
+
+def migration_config(connection: Any | None = None) -> Config:
+    """An alembic `Config` for the packaged migrations, built in code.
+
+    With `connection`, the migrations run on it (and inside its transaction).
+    """
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def _parse(url: str) -> URL:
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise DatabaseError(
+            f"Cannot open the database at {url!r}: it is not a database URL "
+            "(expected e.g. sqlite:///intent_ui.db or postgresql+psycopg://user@host/db)."
+        ) from exc
+    if parsed.get_backend_name() == "sqlite" and not _is_memory(parsed):
+        # Pin a relative file to the directory current *now*, so the cached engine and a
+        # later `chdir` cannot disagree about which file is open.
+        database = parsed.database or ""
+        if not database.startswith("file:"):
+            parsed = parsed.set(database=str(Path(database).expanduser().resolve()))
+    return parsed
+
+
+def _create_engine(url: URL) -> Engine:
+    if url.get_backend_name() != "sqlite":
+        try:
+            return create_engine(url, pool_pre_ping=True)
+        except (NoSuchModuleError, ImportError) as exc:
+            raise DatabaseError(
+                f"Cannot open the database at {_shown(url)}: its driver is not installed "
+                f"({_reason(exc)}). Install it (for PostgreSQL: pip install 'psycopg[binary]' "
+                "and use a postgresql+psycopg:// URL)."
+            ) from exc
+    memory = _is_memory(url)
+    engine = create_engine(
+        url,
+        connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+        # An in-memory database lives in one connection; share it or every checkout
+        # would see an empty database.
+        poolclass=StaticPool if memory else None,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA foreign_keys = ON")
+            if not memory:
+                cursor.execute("PRAGMA journal_mode = WAL")
+                cursor.execute("PRAGMA synchronous = NORMAL")
+        finally:
+            cursor.close()
+
+    return engine
+
+
+def _is_memory(url: URL) -> bool:
+    database = url.database or ""
+    return database in ("", ":memory:") or "mode=memory" in database
+
+
+def _shown(url: URL) -> str:
+    return repr(url.render_as_string(hide_password=True))
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, SQLAlchemyError) and getattr(exc, "orig", None) is not None:
+        return str(exc.orig)  # the driver's words, without SQLAlchemy's SQL echo
+    return str(exc) or type(exc).__name__

@@ -1,0 +1,102 @@
+"""The process-wide services behind the pages: config, database, agent runtime.
+
+Built lazily on first use inside the backend's event loop (MCP sessions and the httpx
+client belong to that loop), and rebuilt when `INTENT_UI_CONFIG` or `DB_URL` change, so
+each end-to-end fixture gets a fresh app. Rendered turns are cached by message id so a
+card can be expanded in an old message without replaying the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from sqlalchemy.engine import Engine
+
+from intent_ui.agent.runtime import AgentRuntime
+from intent_ui.config import AppConfig, load_config
+from intent_ui.core.turn import TurnView
+from intent_ui.store.db import database_url, init_db
+from intent_ui.store.memory import DbMemoryStore
+from intent_ui.store.turns import load_turn_events, mark_interrupted
+
+logger = logging.getLogger(__name__)
+
+TURN_CACHE_SIZE = 200
+
+
+@dataclass
+class Host:
+    key: tuple[str, str]
+    config: AppConfig
+    engine: Engine
+    runtime: AgentRuntime
+    turns: OrderedDict[str, TurnView] = field(default_factory=OrderedDict)
+    stops: dict[str, asyncio.Event] = field(default_factory=dict)
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def turn(self, message_id: str) -> TurnView:
+        """The rendered turn of a stored assistant message (cached)."""
+        cached = self.turns.get(message_id)
+        if cached is not None:
+            self.turns.move_to_end(message_id)
+            return cached
+        turn = TurnView()
+        for event in load_turn_events(self.engine, message_id):
+            turn.apply(event)
+        self.remember(message_id, turn)
+        return turn
+
+    def remember(self, message_id: str, turn: TurnView) -> None:
+        self.turns[message_id] = turn
+        self.turns.move_to_end(message_id)
+        while len(self.turns) > TURN_CACHE_SIZE:
+            self.turns.popitem(last=False)
+
+
+_host: Host | None = None
+_locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+
+def _key() -> tuple[str, str]:
+    return (os.environ.get("INTENT_UI_CONFIG", ""), database_url())
+
+
+def current_host() -> Host | None:
+    """The host if it was already built (event handlers that must not block on it)."""
+    return _host
+
+
+async def get_host() -> Host:
+    global _host
+    loop = asyncio.get_running_loop()
+    async with _locks.setdefault(loop, asyncio.Lock()):
+        key = _key()
+        if _host is not None and _host.key == key and _host.loop is loop:
+            return _host
+        if _host is not None:
+            old, _host = _host, None
+            await _close_quietly(old, loop)
+        config = load_config()
+        engine = await asyncio.to_thread(init_db, key[1])
+        interrupted = await asyncio.to_thread(mark_interrupted, engine)
+        if interrupted:
+            logger.info("Marked %d interrupted turn(s) as cancelled", interrupted)
+        runtime = AgentRuntime(config, memory_store=DbMemoryStore(engine))
+        await runtime.start()
+        _host = Host(key=key, config=config, engine=engine, runtime=runtime, loop=loop)
+        return _host
+
+
+async def _close_quietly(old: Host, loop: asyncio.AbstractEventLoop) -> None:
+    """Close a replaced host. One from another (finished) event loop cannot be awaited
+    here: its MCP sessions belong to that loop, which closed their processes already."""
+    if old.loop is not loop:
+        return
+    try:
+        await asyncio.wait_for(old.runtime.aclose(), timeout=10)
+    except Exception:
+        logger.warning("Closing the previous runtime failed", exc_info=True)

@@ -1,0 +1,226 @@
+"""The chat page at `/`: conversations, the message list, the composer."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from intent_ui.ui.components.tool_call import tool_part
+from intent_ui.ui.state import ChatState
+from intent_ui.ui.viewmodels import MessageVM, PartVM
+
+
+def _conversation_row(conv: rx.Var) -> rx.Component:
+    return rx.el.div(
+        rx.cond(
+            ChatState.renaming == conv["id"],
+            rx.el.form(
+                rx.el.input(
+                    name="title",
+                    default_value=conv["title"],
+                    auto_focus=True,
+                    class_name="iu-conv-title",
+                    custom_attrs={"data-testid": "conversation-rename-input"},
+                ),
+                on_submit=ChatState.rename_chat,
+                reset_on_submit=True,
+                style={"flex": "1"},
+            ),
+            rx.el.button(
+                conv["title"],
+                type="button",
+                title=conv["title"],
+                class_name="iu-conv-title",
+                on_click=ChatState.select_chat(conv["id"]),
+                custom_attrs={"data-testid": "conversation-title"},
+            ),
+        ),
+        rx.el.button(
+            rx.icon("pencil", size=13),
+            type="button",
+            class_name="iu-btn",
+            style={"padding": "4px 6px"},
+            on_click=ChatState.start_rename(conv["id"]),
+            custom_attrs={
+                "aria-label": ChatState.t["ui.rename"],
+                "data-testid": "conversation-rename",
+            },
+        ),
+        rx.el.button(
+            rx.icon("trash-2", size=13),
+            type="button",
+            class_name="iu-btn iu-btn-danger",
+            style={"padding": "4px 6px"},
+            on_click=ChatState.delete_chat(conv["id"]),
+            custom_attrs={
+                "aria-label": ChatState.t["ui.delete"],
+                "data-testid": "conversation-delete",
+            },
+        ),
+        class_name="iu-conv-row",
+        custom_attrs={
+            "data-testid": "conversation-row",
+            "data-conversation-id": conv["id"],
+            "data-active": (conv["id"] == ChatState.conversation_id).to_string(),
+        },
+    )
+
+
+def sidebar() -> rx.Component:
+    return rx.el.aside(
+        rx.el.button(
+            rx.icon("plus", size=14),
+            ChatState.t["ui.new_chat"],
+            type="button",
+            class_name="iu-btn",
+            style={"display": "flex", "gap": "6px", "alignItems": "center"},
+            on_click=ChatState.new_chat,
+            custom_attrs={"data-testid": "new-chat"},
+        ),
+        rx.el.nav(
+            rx.foreach(ChatState.conversations, _conversation_row), class_name="iu-conv-list"
+        ),
+        rx.el.a(ChatState.t["ui.agents"], href="/agents", class_name="iu-btn"),
+        class_name="iu-sidebar",
+    )
+
+
+def _select(value: rx.Var, options: rx.Var, on_change, testid: str, label: str) -> rx.Component:
+    return rx.el.select(
+        rx.foreach(options, lambda o: rx.el.option(o, value=o)),
+        value=value,
+        on_change=on_change,
+        custom_attrs={"data-testid": testid, "aria-label": label},
+    )
+
+
+def topbar() -> rx.Component:
+    return rx.el.header(
+        _select(
+            ChatState.endpoint,
+            ChatState.endpoints,
+            ChatState.set_endpoint,
+            "endpoint-select",
+            "Endpoint",
+        ),
+        _select(ChatState.model, ChatState.models, ChatState.set_model, "model-select", "Model"),
+        rx.el.select(
+            rx.foreach(ChatState.agents, lambda a: rx.el.option(a["name"], value=a["id"])),
+            value=ChatState.agent_id,
+            on_change=ChatState.set_agent,
+            custom_attrs={"data-testid": "agent-select", "aria-label": "Agent"},
+        ),
+        rx.el.div(style={"flex": "1"}),
+        rx.el.select(
+            rx.el.option("Auto", value=""),
+            rx.foreach(ChatState.languages, lambda code: rx.el.option(code, value=code)),
+            value=ChatState.lang_override,
+            on_change=ChatState.set_lang,
+            custom_attrs={
+                "data-testid": "language-select",
+                "aria-label": ChatState.t["ui.language"],
+            },
+        ),
+        class_name="iu-topbar",
+    )
+
+
+def _part(part: PartVM) -> rx.Component:
+    return rx.cond(
+        part.kind == "text",
+        rx.markdown(part.text, use_raw=False, class_name="iu-md"),
+        tool_part(part.group, ChatState.toggle_group, ChatState.toggle_card, ChatState.t),
+    )
+
+
+def _assistant(message: MessageVM) -> rx.Component:
+    return rx.el.div(
+        rx.foreach(message.parts, _part),
+        rx.cond(
+            message.error != "", rx.el.div(message.error, class_name="iu-error-note", role="alert")
+        ),
+        class_name="iu-assistant",
+        custom_attrs={"data-testid": "assistant-message", "data-status": message.status},
+    )
+
+
+def _message(message: MessageVM) -> rx.Component:
+    return rx.cond(
+        message.role == "user",
+        rx.el.div(message.text, class_name="iu-user", custom_attrs={"data-testid": "user-message"}),
+        _assistant(message),
+    )
+
+
+def message_list() -> rx.Component:
+    return rx.el.div(
+        rx.el.div(
+            rx.foreach(ChatState.messages, _message),
+            rx.cond(ChatState.live_active, _assistant(ChatState.live)),
+            class_name="iu-thread",
+        ),
+        id="iu-messages",
+        class_name="iu-messages",
+    )
+
+
+def composer() -> rx.Component:
+    return rx.el.div(
+        rx.el.form(
+            rx.el.textarea(
+                name="message",
+                placeholder=ChatState.t["ui.placeholder"],
+                rows=1,
+                custom_attrs={
+                    "data-testid": "chat-input",
+                    "aria-label": ChatState.t["ui.placeholder"],
+                },
+            ),
+            rx.cond(
+                ChatState.running,
+                rx.el.button(
+                    ChatState.t["ui.stop"],
+                    type="button",
+                    class_name="iu-btn iu-btn-danger",
+                    on_click=ChatState.stop,
+                    custom_attrs={"data-testid": "stop-button"},
+                ),
+                rx.el.button(
+                    ChatState.t["ui.send"],
+                    type="submit",
+                    class_name="iu-btn iu-btn-primary",
+                    custom_attrs={"data-testid": "send-button"},
+                ),
+            ),
+            on_submit=ChatState.send,
+            reset_on_submit=True,
+        ),
+        class_name="iu-composer",
+    )
+
+
+def chat_page() -> rx.Component:
+    return rx.el.div(
+        sidebar(),
+        rx.el.main(
+            topbar(),
+            message_list(),
+            rx.cond(
+                ChatState.error != "",
+                rx.el.div(
+                    ChatState.error,
+                    class_name="iu-error-note",
+                    role="alert",
+                    style={"padding": "0 24px"},
+                ),
+            ),
+            composer(),
+            rx.el.div(
+                ChatState.announcement,
+                class_name="iu-sr-only",
+                custom_attrs={"aria-live": "polite", "data-testid": "live-region"},
+            ),
+            class_name="iu-main",
+        ),
+        class_name="iu-shell",
+        custom_attrs={"data-testid": "chat-page"},
+    )

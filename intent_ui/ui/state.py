@@ -1,0 +1,413 @@
+"""The chat page's state: thin. Handlers forward to the store and the agent runtime;
+a running turn is folded into a `TurnView` (core) and pushed through a leading-edge
+coalescer, so the browser gets at most one delta per frame with every changed label."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import reflex as rx
+
+from intent_ui.core.events import CallSettled, CallStarted, TurnDone
+from intent_ui.core.locale import SUPPORTED_LANGUAGES, negotiate_language, translate
+from intent_ui.core.turn import TurnView
+from intent_ui.store import conversations as conv_store
+from intent_ui.store.turns import TurnRecorder
+from intent_ui.ui.coalescer import LeadingEdgeCoalescer
+from intent_ui.ui.host import Host, current_host, get_host
+from intent_ui.ui.viewmodels import HeaderHold, MessageVM, PartVM, build_turn_parts
+
+logger = logging.getLogger(__name__)
+
+FLUSH_INTERVAL_S = 0.1
+"""How often streamed chunks reach the database: a crash loses at most this much."""
+
+UI_KEYS = (
+    "ui.send",
+    "ui.stop",
+    "ui.new_chat",
+    "ui.placeholder",
+    "ui.arguments",
+    "ui.result",
+    "ui.rename",
+    "ui.delete",
+    "ui.language",
+    "ui.agents",
+)
+
+
+class ChatState(rx.State):
+    conversations: list[dict[str, str]] = []
+    conversation_id: str = ""
+    stored_conversation: str = rx.LocalStorage("", name="intent_ui_conversation")
+    messages: list[MessageVM] = []
+    live: MessageVM = MessageVM()
+    live_active: bool = False
+    running: bool = False
+    announcement: str = ""
+    error: str = ""
+    endpoints: list[str] = []
+    models: list[str] = []
+    endpoint: str = ""
+    model: str = ""
+    agents: list[dict[str, str]] = []
+    agent_id: str = "default"
+    lang_override: str = rx.LocalStorage("", name="intent_ui_lang")
+    browser_lang: str = "en"
+    renaming: str = ""
+    expanded: list[str] = []
+    group_open: dict[str, bool] = {}
+    _pending_text: str = ""
+
+    @rx.var
+    def lang(self) -> str:
+        return self.lang_override or self.browser_lang or "en"
+
+    @rx.var
+    def t(self) -> dict[str, str]:
+        return {key: translate(key, self.lang) for key in UI_KEYS}
+
+    @rx.var
+    def languages(self) -> list[str]:
+        return list(SUPPORTED_LANGUAGES)
+
+    # --- page lifecycle -------------------------------------------------------------------
+
+    @rx.event
+    async def load_page(self) -> Any:
+        host = await get_host()
+        self._load_pickers(host)
+        self._refresh_conversations(host)
+        if self.conversation_id or self.stored_conversation:
+            self._open(host, self.conversation_id or self.stored_conversation)
+        return rx.call_script("navigator.language || ''", callback=ChatState.set_browser_lang)
+
+    @rx.event
+    def set_browser_lang(self, value: str) -> None:
+        self.browser_lang = negotiate_language(value or "")
+
+    @rx.event
+    def set_lang(self, value: str) -> None:
+        self.lang_override = value if value in SUPPORTED_LANGUAGES else ""
+        self._rerender()
+
+    def _load_pickers(self, host: Host) -> None:
+        endpoints = host.config.endpoints
+        self.endpoints = [e.name for e in endpoints]
+        if self.endpoint not in self.endpoints:
+            self.endpoint = self.endpoints[0] if self.endpoints else ""
+        self._sync_models(host)
+        from intent_ui.store import agents as agent_store
+
+        self.agents = [
+            {"id": "default", "name": "Default agent"},
+            *({"id": str(a.id), "name": a.name} for a in agent_store.list_agents(host.engine)),
+        ]
+        if self.agent_id not in {a["id"] for a in self.agents}:
+            self.agent_id = "default"
+
+    def _sync_models(self, host: Host) -> None:
+        endpoint = next((e for e in host.config.endpoints if e.name == self.endpoint), None)
+        self.models = list(endpoint.models) if endpoint else []
+        if self.model not in self.models:
+            self.model = self.models[0] if self.models else ""
+
+    @rx.event
+    async def set_endpoint(self, value: str) -> None:
+        host = await get_host()
+        self.endpoint = value
+        self._sync_models(host)
+
+    @rx.event
+    def set_model(self, value: str) -> None:
+        self.model = value
+
+    @rx.event
+    def set_agent(self, value: str) -> None:
+        self.agent_id = value
+
+    # --- conversations --------------------------------------------------------------------
+
+    def _refresh_conversations(self, host: Host) -> None:
+        self.conversations = [
+            {"id": str(c.id), "title": c.title or "New chat"}
+            for c in conv_store.list_conversations(host.engine)
+        ]
+
+    def _open(self, host: Host, conversation_id: str) -> None:
+        found = conv_store.get_conversation(host.engine, conversation_id)
+        if found is None:
+            self.conversation_id = ""
+            self.stored_conversation = ""
+            self.messages = []
+            return
+        self.conversation_id = str(found.id)
+        self.stored_conversation = self.conversation_id
+        if found.endpoint in self.endpoints:
+            self.endpoint = found.endpoint
+            self._sync_models(host)
+            if found.model in self.models:
+                self.model = found.model
+        self.messages = [
+            self._message_vm(host, m) for m in conv_store.messages(host.engine, found.id)
+        ]
+
+    def _message_vm(self, host: Host, message: Any) -> MessageVM:
+        message_id = str(message.id)
+        if message.role == "user":
+            return MessageVM(id=message_id, role="user", text=message.content)
+        turn = host.turn(message_id)
+        return MessageVM(
+            id=message_id,
+            role="assistant",
+            status=message.status,
+            error=message.error or "",
+            parts=build_turn_parts(
+                turn,
+                message_id=message_id,
+                lang=self.lang,
+                expanded=set(self.expanded),
+                group_open=self.group_open,
+            ),
+        )
+
+    def _rerender(self) -> None:
+        if not self.conversation_id or self.running:
+            return
+        # Rebuild from the cached turns; cheap, and the language or an expansion changed.
+        host_cache = current_host()
+        if host_cache is None:
+            return
+        self.messages = [
+            self._message_vm(host_cache, m)
+            for m in conv_store.messages(host_cache.engine, self.conversation_id)
+        ]
+
+    @rx.event
+    async def new_chat(self) -> None:
+        if self.running:
+            return
+        self.conversation_id = ""
+        self.stored_conversation = ""
+        self.messages = []
+        self.error = ""
+
+    @rx.event
+    async def select_chat(self, conversation_id: str) -> None:
+        if self.running:
+            return
+        host = await get_host()
+        self.error = ""
+        self._open(host, conversation_id)
+
+    @rx.event
+    def start_rename(self, conversation_id: str) -> None:
+        self.renaming = conversation_id
+
+    @rx.event
+    async def rename_chat(self, form: dict[str, Any]) -> None:
+        host = await get_host()
+        title = str(form.get("title", "")).strip()
+        if self.renaming and title:
+            conv_store.rename_conversation(host.engine, self.renaming, title[:200])
+        self.renaming = ""
+        self._refresh_conversations(host)
+
+    @rx.event
+    async def delete_chat(self, conversation_id: str) -> None:
+        if self.running and conversation_id == self.conversation_id:
+            return
+        host = await get_host()
+        conv_store.delete_conversation(host.engine, conversation_id)
+        if conversation_id == self.conversation_id:
+            self.conversation_id = ""
+            self.stored_conversation = ""
+            self.messages = []
+        self._refresh_conversations(host)
+
+    # --- cards and groups -----------------------------------------------------------------
+
+    @rx.event
+    def toggle_card(self, call_id: str) -> None:
+        if call_id in self.expanded:
+            self.expanded = [c for c in self.expanded if c != call_id]
+        else:
+            self.expanded = [*self.expanded, call_id]
+        self._rerender_live_or_history()
+
+    @rx.event
+    def toggle_group(self, key: str, currently_open: bool) -> None:
+        self.group_open = {**self.group_open, key: not currently_open}
+        self._rerender_live_or_history()
+
+    def _rerender_live_or_history(self) -> None:
+        if self.running:
+            _WAKE.get(self.router.session.client_token, lambda: None)()
+            return
+        self._rerender()
+
+    # --- turns ----------------------------------------------------------------------------
+
+    @rx.event
+    async def send(self, form: dict[str, Any]) -> Any:
+        text = str(form.get("message", "")).strip()
+        if not text or self.running:
+            return None
+        host = await get_host()
+        if not self.conversation_id:
+            created = conv_store.create_conversation(
+                host.engine,
+                title=text.splitlines()[0][:60],
+                endpoint=self.endpoint,
+                model=self.model,
+                agent_id=None if self.agent_id == "default" else self.agent_id,
+            )
+            self.conversation_id = str(created.id)
+            self.stored_conversation = self.conversation_id
+            self._refresh_conversations(host)
+        user_id = conv_store.add_user_message(host.engine, self.conversation_id, text)
+        self.messages = [*self.messages, MessageVM(id=str(user_id), role="user", text=text)]
+        self.running = True
+        self.error = ""
+        self.live = MessageVM(id="live", role="assistant", status="streaming")
+        self.live_active = True
+        self._pending_text = text
+        return ChatState.run_turn
+
+    @rx.event
+    def stop(self) -> None:
+        host = current_host()
+        if host is not None:
+            event = host.stops.get(self.router.session.client_token)
+            if event is not None:
+                event.set()
+
+    @rx.event(background=True)
+    async def run_turn(self) -> None:
+        host = await get_host()
+        async with self:
+            token = self.router.session.client_token
+            conversation_id = self.conversation_id
+            text = self._pending_text
+            endpoint, model, agent_id = self.endpoint, self.model, self.agent_id
+        stop = asyncio.Event()
+        host.stops[token] = stop
+        history = await asyncio.to_thread(conv_store.history, host.engine, conversation_id)
+        # history() includes the user message just stored; the run adds it itself.
+        if history and history[-1].get("role") == "user":
+            history = history[:-1]
+        message_id = str(
+            await asyncio.to_thread(
+                conv_store.start_assistant_message, host.engine, conversation_id
+            )
+        )
+        turn = TurnView()
+        recorder = TurnRecorder(host.engine, message_id)
+        hold = HeaderHold()
+        announcement = {"text": ""}
+
+        async def push() -> None:
+            hold.now_ms = time.monotonic() * 1000
+            async with self:
+                parts = build_turn_parts(
+                    turn,
+                    message_id=message_id,
+                    lang=self.lang,
+                    expanded=set(self.expanded),
+                    group_open=self.group_open,
+                    header_hold=hold,
+                )
+                self.live = MessageVM(
+                    id=message_id, role="assistant", status="streaming", parts=parts
+                )
+                if announcement["text"] != self.announcement:
+                    self.announcement = announcement["text"]
+            due = hold.due_ms()
+            if due is not None:
+                coalescer.mark_later(due / 1000)
+
+        coalescer = LeadingEdgeCoalescer(push).start()
+        _WAKE[token] = coalescer.mark
+        last_flush = time.monotonic()
+        final_error = ""
+        try:
+            run = host.runtime.start_turn(
+                endpoint=endpoint,
+                model=model,
+                history=history,
+                user_message=text,
+                stop=stop,
+                **_agent_settings(host, agent_id),
+            )
+            async for event in run.events():
+                turn.apply(event)
+                recorder.apply(event)
+                if isinstance(event, CallStarted):
+                    announcement["text"] = translate("live.running", "en", tool=event.tool)
+                elif isinstance(event, CallSettled):
+                    announcement["text"] = turn.card_label(event.call_id)
+                elif isinstance(event, TurnDone) and event.error:
+                    final_error = event.error
+                coalescer.mark()
+                now = time.monotonic()
+                if recorder.should_flush_now(event) or now - last_flush >= FLUSH_INTERVAL_S:
+                    last_flush = now
+                    await asyncio.to_thread(recorder.flush)
+            new_messages = getattr(run, "new_messages", None)
+            del new_messages
+        except Exception as exc:  # the turn must end visibly, whatever broke
+            logger.exception("Turn failed")
+            final_error = f"The turn failed: {exc}"
+            recorder.apply(TurnDone(seq=turn.last_seq + 1, stop_reason="error", error=final_error))
+            turn.apply(TurnDone(seq=turn.last_seq + 1, stop_reason="error", error=final_error))
+        finally:
+            await asyncio.to_thread(recorder.flush)
+            await coalescer.close()
+            host.stops.pop(token, None)
+            _WAKE.pop(token, None)
+            host.remember(message_id, turn)
+        async with self:
+            parts = build_turn_parts(
+                turn,
+                message_id=message_id,
+                lang=self.lang,
+                expanded=set(self.expanded),
+                group_open=self.group_open,
+            )
+            status = "error" if final_error else "complete"
+            self.messages = [
+                *self.messages,
+                MessageVM(
+                    id=message_id, role="assistant", status=status, error=final_error, parts=parts
+                ),
+            ]
+            self.live = MessageVM()
+            self.live_active = False
+            self.running = False
+            self.error = final_error
+            self._refresh_conversations(host)
+
+
+_WAKE: dict[str, Any] = {}
+
+
+def _agent_settings(host: Host, agent_id: str) -> dict[str, Any]:
+    """A saved agent's tools, options and instructions; the default agent uses none."""
+    if agent_id == "default":
+        return {}
+    from intent_ui.store import agents as agent_store
+
+    agent = agent_store.get_agent(host.engine, agent_id)
+    if agent is None:
+        return {}
+    return {
+        "agent_tool_ids": agent.tools,
+        "tool_options": agent.tool_options,
+        "system": agent.instructions or None,
+    }
+
+
+__all__ = ["ChatState", "PartVM"]

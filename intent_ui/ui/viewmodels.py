@@ -1,0 +1,206 @@
+"""What the browser is sent: small display records built from a `TurnView`.
+
+The full argument text stays server-side; a card carries its argument preview and result
+only while it is expanded, bounded to a tail, so deltas stay small (REFLEX_STREAMING.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+
+from partial_json_parser import loads as partial_loads
+
+from intent_ui.core.labels import (
+    FINAL_STATES,
+    IN_FLIGHT_STATES,
+    MinimumDisplay,
+    card_is_live,
+    sanitize_label,
+)
+from intent_ui.core.locale import translate
+from intent_ui.core.turn import TextPart, ToolBlock, TurnView
+
+PREVIEW_LIMIT = 6000
+
+
+@dataclass
+class CardVM:
+    call_id: str = ""
+    state: str = "streaming"
+    label: str = ""
+    title: str = ""
+    live: bool = False
+    label_key: str = ""
+    expanded: bool = False
+    args_preview: str = ""
+    result: str = ""
+    announce: str = ""
+
+
+@dataclass
+class GroupVM:
+    key: str = ""
+    single: bool = True
+    header: str = ""
+    header_title: str = ""
+    header_key: str = ""
+    suffix: str = ""
+    aria_label: str = ""
+    glyph: str = "tools"
+    live: bool = False
+    phase: str = "in_flight"
+    open: bool = True
+    cards: list[CardVM] = field(default_factory=list)
+
+
+@dataclass
+class PartVM:
+    kind: str = "text"
+    text: str = ""
+    group: GroupVM = field(default_factory=GroupVM)
+
+
+@dataclass
+class MessageVM:
+    id: str = ""
+    role: str = "assistant"
+    text: str = ""
+    status: str = "complete"
+    error: str = ""
+    parts: list[PartVM] = field(default_factory=list)
+
+
+def pretty_arguments(raw: str) -> str:
+    """Pretty-print possibly partial JSON; garbage or an empty buffer shows as written.
+
+    partial-json-parser raises assorted exceptions on garbage and can return lone
+    surrogates for a split escape, hence the broad guard and the encode check.
+    """
+    text = raw.strip()
+    if not text:
+        return ""
+    try:
+        value = partial_loads(text)
+        pretty = json.dumps(value, indent=2, ensure_ascii=False)
+        pretty.encode("utf-8")
+    except Exception:
+        pretty = raw
+    if len(pretty) > PREVIEW_LIMIT:
+        return "…" + pretty[-PREVIEW_LIMIT:]
+    return pretty
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= PREVIEW_LIMIT else text[:PREVIEW_LIMIT] + "…"
+
+
+def build_turn_parts(
+    turn: TurnView,
+    *,
+    message_id: str,
+    lang: str,
+    expanded: Collection[str] = (),
+    group_open: Mapping[str, bool] | None = None,
+    header_hold: Callable[[str, str], str] | None = None,
+) -> list[PartVM]:
+    """Display parts of one assistant turn.
+
+    `header_hold(group_key, text)` lets the live view apply a minimum display time to
+    header labels; a reload passes none and shows the true header.
+    """
+    parts: list[PartVM] = []
+    for part in turn.parts:
+        if isinstance(part, TextPart):
+            parts.append(PartVM(kind="text", text=part.text))
+            continue
+        assert isinstance(part, ToolBlock)
+        parts.append(
+            PartVM(
+                kind="group",
+                group=_group(turn, part, message_id, lang, expanded, group_open, header_hold),
+            )
+        )
+    return parts
+
+
+def _group(
+    turn: TurnView,
+    part: ToolBlock,
+    message_id: str,
+    lang: str,
+    expanded: Collection[str],
+    group_open: Mapping[str, bool] | None,
+    header_hold: Callable[[str, str], str] | None,
+) -> GroupVM:
+    key = f"{message_id}:{part.block}"
+    cards = [_card(turn, call_id, lang, expanded) for call_id in part.call_ids]
+    header = turn.block_header(part.block, lang)
+    shown = sanitize_label(header.text)
+    text = header_hold(key, shown.text) if header_hold else shown.text
+    is_open = (group_open or {}).get(key, not header.collapse)
+    return GroupVM(
+        key=key,
+        single=len(cards) < 2,
+        header=text,
+        header_title=sanitize_label(header.full_text, limit=10_000).text,
+        header_key=f"{key}:{header.phase}:{header.source}",
+        suffix=header.server_suffix,
+        aria_label=header.aria_label,
+        glyph=header.glyph,
+        live=header.live,
+        phase=header.phase,
+        open=is_open,
+        cards=cards,
+    )
+
+
+def _card(turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) -> CardVM:
+    record = turn.call(call_id)
+    view = turn.call_view(call_id)
+    if record is None or view is None:
+        return CardVM(call_id=call_id)
+    shown = sanitize_label(turn.card_label(call_id, lang))
+    is_expanded = call_id in expanded
+    settled = record.state in FINAL_STATES
+    return CardVM(
+        call_id=call_id,
+        state=record.state,
+        label=shown.text,
+        title=sanitize_label(shown.title, limit=10_000).text,
+        live=card_is_live(view),
+        # A new key when the call settles remounts the label, so the crossfade plays once.
+        label_key=f"{call_id}:{'settled' if settled else 'live'}",
+        expanded=is_expanded,
+        args_preview=pretty_arguments(record.arguments) if is_expanded else "",
+        result=_bounded(record.error or record.output) if is_expanded and settled else "",
+        announce=announcement(turn, call_id, lang),
+    )
+
+
+def announcement(turn: TurnView, call_id: str, lang: str) -> str:
+    """A stable screen-reader text: `Running search_code` while live, the label once settled."""
+    record = turn.call(call_id)
+    if record is None:
+        return ""
+    if record.state in IN_FLIGHT_STATES:
+        return translate("live.running", lang, tool=record.tool)
+    return sanitize_label(turn.card_label(call_id, lang)).text
+
+
+class HeaderHold:
+    """Applies `MinimumDisplay` per group during a live turn (clock passed in, in ms)."""
+
+    def __init__(self, min_ms: float = 200) -> None:
+        self._min_ms = min_ms
+        self._groups: dict[str, MinimumDisplay] = {}
+        self.now_ms = 0.0
+
+    def __call__(self, key: str, text: str) -> str:
+        display = self._groups.setdefault(key, MinimumDisplay(self._min_ms))
+        return display.offer(text, self.now_ms)
+
+    def due_ms(self) -> float | None:
+        dues = [d for g in self._groups.values() if (d := g.due_ms(self.now_ms)) is not None]
+        return min(dues) if dues else None

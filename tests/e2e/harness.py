@@ -1,0 +1,50 @@
+"""Start the real app under AppHarness with a given config file and SQLite database.
+
+The app reads `INTENT_UI_CONFIG` and `DB_URL` when its runtime is first used, so each
+module-scoped fixture writes its own config and database and gets a fresh runtime.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from reflex.testing import AppHarness
+
+ROOT = Path(__file__).resolve().parents[2]
+MCP_GITHUB_SERVER = ROOT / "tests" / "support" / "mcp_github_server.py"
+
+
+def github_mcp_block(call_log: Path | None = None) -> str:
+    """YAML for the real stdio MCP server named `github` used across the e2e suite."""
+    env = f'\n      MCP_CALL_LOG: "{call_log}"' if call_log else ""
+    return (
+        "mcp_servers:\n"
+        "  github:\n"
+        f'    command: "{sys.executable}"\n'
+        f'    args: ["{MCP_GITHUB_SERVER}"]\n'
+        f"    env:{env or ' {}'}\n"
+    )
+
+
+@contextlib.contextmanager
+def running_app(workdir: Path, config_yaml: str) -> Iterator[AppHarness]:
+    """Run the app with `config_yaml` and a fresh SQLite file inside `workdir`."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    config_path = workdir / "intent_ui.yaml"
+    config_path.write_text(config_yaml)
+    saved = {k: os.environ.get(k) for k in ("INTENT_UI_CONFIG", "DB_URL")}
+    os.environ["INTENT_UI_CONFIG"] = str(config_path)
+    os.environ["DB_URL"] = f"sqlite:///{workdir / 'intent_ui.db'}"
+    try:
+        with AppHarness.create(root=ROOT, app_name="intent_ui") as harness:
+            yield harness
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

@@ -1,0 +1,214 @@
+"""The chat page in a real browser: live intent cards and the three-phase group header.
+
+The provider is an OpenAI-shaped SSE server on loopback replaying recorded-shape streams;
+`github` is a real stdio MCP server process; the database is a real SQLite file.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+from reflex.testing import AppHarness
+
+from tests.e2e.harness import github_mcp_block, running_app
+from tests.e2e.scenario import Scenario, calls_script, openai_config, start_server
+from tests.support.sse_server import ReplayServer
+
+pytestmark = pytest.mark.e2e
+
+MCP_WIRING = "Searching for MCP wiring in the server registry"
+OAUTH = "Searching for OAuth handling in the callback router"
+
+
+@pytest.fixture(scope="module")
+def scenario() -> Scenario:
+    return Scenario()
+
+
+@pytest.fixture(scope="module")
+def server(scenario: Scenario) -> Iterator[ReplayServer]:
+    replay = start_server(scenario)
+    yield replay
+    replay.stop()
+
+
+@pytest.fixture(scope="module")
+def call_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("mcp") / "calls.jsonl"
+
+
+@pytest.fixture(scope="module")
+def app(
+    server: ReplayServer, call_log: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[AppHarness]:
+    config = openai_config(server) + github_mcp_block(call_log)
+    with running_app(tmp_path_factory.mktemp("chat"), config) as harness:
+        yield harness
+
+
+def send(page: Page, app: AppHarness, text: str) -> None:
+    assert app.frontend_url is not None
+    page.goto(app.frontend_url)
+    page.get_by_test_id("chat-input").fill(text)
+    page.get_by_test_id("send-button").click()
+
+
+def search(call_id: str, intent: str, query: str) -> tuple[str, str, dict[str, str]]:
+    return (call_id, "search_code", {"intent": intent, "query": query})
+
+
+def test_two_sibling_searches_stream_distinct_labels_and_settle(
+    app: AppHarness, page: Page, scenario: Scenario, call_log: Path
+) -> None:
+    release = threading.Event()
+    scenario.first = calls_script(
+        [search("call_a", MCP_WIRING, "mcp"), search("call_b", OAUTH, "oauth")],
+        hold_when='"Searching for OAuth hand',
+        release=release,
+    )
+    try:
+        send(page, app, "Search the repo for MCP wiring and OAuth handling")
+        cards = page.get_by_test_id("tool-call")
+        labels = page.get_by_test_id("tool-call-label")
+        header = page.get_by_test_id("tool-group-header")
+        # Mid-stream: the second intent is still typing; the header tracks the live call.
+        expect(cards).to_have_count(2)
+        expect(cards.nth(1)).to_have_attribute("data-state", "streaming")
+        expect(labels.nth(1)).to_have_text("Searching for OAuth hand")
+        expect(labels.nth(0)).to_have_text(MCP_WIRING)
+        expect(page.get_by_test_id("tool-group-label")).to_have_text("Searching for OAuth hand")
+        expect(header).to_have_attribute("aria-label", "Searching for OAuth hand, 2 tools")
+    finally:
+        release.set()
+    # Settled: each card keeps its own sentence; the header shows the last one to settle.
+    expect(cards.nth(0)).to_have_attribute("data-state", "settled")
+    expect(cards.nth(1)).to_have_attribute("data-state", "settled")
+    expect(labels.nth(0)).to_have_text(MCP_WIRING)
+    expect(labels.nth(1)).to_have_text(OAUTH)
+    expect(header).to_have_text(f"{OAUTH} — github")
+    expect(page.get_by_test_id("assistant-message").last).to_contain_text("Done.")
+    # The MCP server never saw the injected intent.
+    received = [json.loads(line) for line in call_log.read_text().splitlines()]
+    assert [r["args"]["query"] for r in received[-2:]] == ["mcp", "oauth"]
+    assert all("intent" not in r["args"] for r in received)
+    # A reload renders the same labels from storage.
+    page.reload()
+    expect(page.get_by_test_id("tool-call-label")).to_have_text([MCP_WIRING, OAUTH])
+    expect(page.get_by_test_id("tool-group-header")).to_have_text(f"{OAUTH} — github")
+
+
+def test_out_of_order_settlement_does_not_rewind_the_header(
+    app: AppHarness, page: Page, scenario: Scenario
+) -> None:
+    slow = ("call_slow", "slow", {"intent": "Waiting for the slow index", "seconds": 1.0})
+    fast = search("call_fast", "Searching for the fast path", "fast")
+    scenario.first = calls_script([slow, fast], delay_s=0.0)
+    send(page, app, "Run the slow one and the fast one")
+    cards = page.get_by_test_id("tool-call")
+    expect(cards.nth(1)).to_have_attribute("data-state", "settled")
+    expect(cards.nth(0)).to_have_attribute("data-state", "settled", timeout=10_000)
+    # The slow call started first but settled last: the header shows it, not list order.
+    expect(page.get_by_test_id("tool-group-label")).to_have_text("Waiting for the slow index")
+
+
+def test_long_intent_truncates_without_changing_the_group_height(
+    app: AppHarness, page: Page, scenario: Scenario
+) -> None:
+    long_intent = "Searching " + "very " * 58 + "carefully"
+    assert len(long_intent) >= 300
+    release = threading.Event()
+    scenario.first = calls_script(
+        [search("call_s", "Searching briefly", "a"), search("call_l", long_intent, "b")],
+        hold_when='"Searching very',
+        release=release,
+    )
+    try:
+        send(page, app, "One short and one very long search")
+        group = page.get_by_test_id("tool-group")
+        labels = page.get_by_test_id("tool-call-label")
+        expect(labels.nth(1)).to_have_text("Searching very")
+        before = group.bounding_box()
+    finally:
+        release.set()
+    expect(page.get_by_test_id("tool-call").nth(1)).to_have_attribute("data-state", "settled")
+    after = group.bounding_box()
+    assert before is not None and after is not None
+    assert after["height"] == before["height"]
+    shown = labels.nth(1).inner_text()
+    assert len(shown) <= 120 and shown.endswith("…")
+    expect(labels.nth(1)).to_have_attribute("title", long_intent)
+
+
+def test_error_shows_its_framing(app: AppHarness, page: Page, scenario: Scenario) -> None:
+    scenario.first = calls_script(
+        [("call_crash", "crash", {"intent": "Crashing the server on purpose", "reason": "x"})]
+    )
+    send(page, app, "Crash the server")
+    card = page.get_by_test_id("tool-call")
+    expect(card).to_have_attribute("data-state", "error", timeout=15_000)
+    expect(page.get_by_test_id("tool-call-label")).to_have_text(
+        "Failed: Crashing the server on purpose"
+    )
+
+
+def test_stop_mid_stream_cancels_the_call(app: AppHarness, page: Page, scenario: Scenario) -> None:
+    release = threading.Event()
+    scenario.first = calls_script(
+        [search("call_c", "Searching for the cancel path", "cancel")],
+        hold_when='"Searching for the can',
+        release=release,
+    )
+    try:
+        send(page, app, "Start and stop")
+        label = page.get_by_test_id("tool-call-label")
+        expect(label).to_have_text("Searching for the can")
+        page.get_by_test_id("stop-button").click()
+        expect(page.get_by_test_id("tool-call")).to_have_attribute("data-state", "cancelled")
+        expect(label).to_have_text("Cancelled: Searching for the can")
+        expect(page.get_by_test_id("send-button")).to_be_visible()
+    finally:
+        release.set()
+    page.reload()
+    expect(page.get_by_test_id("tool-call")).to_have_attribute("data-state", "cancelled")
+
+
+def test_markup_in_an_intent_renders_as_text(
+    app: AppHarness, page: Page, scenario: Scenario
+) -> None:
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    intent = "Checking <img src=x onerror=alert(1)> payload"
+    scenario.first = calls_script([search("call_x", intent, "x")])
+    send(page, app, "Try the markup")
+    label = page.get_by_test_id("tool-call-label")
+    expect(label).to_have_text(intent)
+    expect(label.locator("img")).to_have_count(0)
+    assert dialogs == []
+
+
+def test_reduced_motion_removes_the_shimmer(
+    app: AppHarness, browser: Browser, scenario: Scenario
+) -> None:
+    for motion, expected in (("no-preference", "iu-shimmer"), ("reduce", "none")):
+        release = threading.Event()
+        scenario.first = calls_script(
+            [search("call_m", "Searching with motion settings", "m")],
+            hold_when='"Searching with',
+            release=release,
+        )
+        context = browser.new_context(reduced_motion=motion)
+        try:
+            page = context.new_page()
+            send(page, app, f"Motion {motion}")
+            label = page.get_by_test_id("tool-call-label")
+            expect(label).to_have_text("Searching with")
+            animation = label.evaluate("el => getComputedStyle(el).animationName")
+            assert animation == expected
+        finally:
+            release.set()
+            context.close()

@@ -1,0 +1,257 @@
+"""Agents: CRUD, duplication, and the builder's tool option rules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from copy import deepcopy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, update
+
+from intent_ui.store import agents
+from intent_ui.store import conversations as conv
+from intent_ui.store.db import dispose_engines
+from intent_ui.store.models import Agent
+from tests.unit._store_helpers import migrated_engine
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
+    monkeypatch.delenv("DB_URL", raising=False)
+    yield migrated_engine(tmp_path)
+    dispose_engines()
+
+
+def _agent(engine: Engine, **overrides: Any) -> Agent:
+    values: dict[str, Any] = {
+        "name": "Researcher",
+        "instructions": "Be brief.",
+        "tools": ["web_search", "search_code_mcp_github"],
+        "tool_options": {"search_code_mcp_github": {"describe_intent": True}},
+    }
+    return agents.create_agent(engine, **(values | overrides))
+
+
+# --- CRUD ------------------------------------------------------------------------------------
+
+
+def test_create_and_get(engine: Engine) -> None:
+    created = agents.create_agent(
+        engine,
+        name="  Researcher ",
+        instructions="Be brief.",
+        endpoint="openai",
+        model="gpt-x",
+        tools=["web_search", "web_search", "read_file"],
+        now=lambda: 5.0,
+    )
+    loaded = agents.get_agent(engine, created.id)
+    assert loaded is not None
+    assert (loaded.name, loaded.instructions, loaded.endpoint, loaded.model) == (
+        "Researcher",
+        "Be brief.",
+        "openai",
+        "gpt-x",
+    )
+    assert loaded.tools == ["web_search", "read_file"]
+    assert loaded.tool_options == {}
+    assert loaded.created_at == loaded.updated_at == 5.0
+
+
+def test_blank_name_is_refused(engine: Engine) -> None:
+    with pytest.raises(ValueError, match="needs a name"):
+        agents.create_agent(engine, name="   ")
+
+
+def test_get_unknown_is_none(engine: Engine) -> None:
+    assert agents.get_agent(engine, "nope") is None
+
+
+def test_list_is_by_name(engine: Engine) -> None:
+    for name in ["writer", "Analyst", "coder"]:
+        agents.create_agent(engine, name=name)
+    assert [a.name for a in agents.list_agents(engine)] == ["Analyst", "coder", "writer"]
+
+
+def test_update_changes_only_given_fields(engine: Engine) -> None:
+    agent = _agent(engine)
+    updated = agents.update_agent(engine, agent.id, name="Scout", model=None, tools=["read_file"])
+    assert updated is not None
+    loaded = agents.get_agent(engine, agent.id)
+    assert loaded is not None
+    assert (loaded.name, loaded.instructions, loaded.model, loaded.tools) == (
+        "Scout",
+        "Be brief.",
+        None,
+        ["read_file"],
+    )
+    assert loaded.tool_options == {"search_code_mcp_github": {"describe_intent": True}}
+
+
+def test_update_unknown_is_none(engine: Engine) -> None:
+    assert agents.update_agent(engine, "nope", name="x") is None
+
+
+def test_duplicate_copies_everything_under_a_new_name(engine: Engine) -> None:
+    original = _agent(engine, endpoint="demo", model="demo-1")
+    copy = agents.duplicate_agent(engine, original.id)
+    assert copy is not None and copy.id != original.id
+    assert copy.name == "Copy of Researcher"
+    assert (copy.instructions, copy.endpoint, copy.model, copy.tools, copy.tool_options) == (
+        original.instructions,
+        original.endpoint,
+        original.model,
+        original.tools,
+        original.tool_options,
+    )
+
+
+def test_changing_a_duplicate_leaves_the_original_alone(engine: Engine) -> None:
+    original = _agent(engine)
+    copy = agents.duplicate_agent(engine, original.id)
+    assert copy is not None
+    agents.set_tool_option(engine, copy.id, "search_code_mcp_github", "describe_intent", None)
+    loaded = agents.get_agent(engine, original.id)
+    assert loaded is not None
+    assert loaded.tool_options == {"search_code_mcp_github": {"describe_intent": True}}
+
+
+def test_duplicate_unknown_is_none(engine: Engine) -> None:
+    assert agents.duplicate_agent(engine, "nope") is None
+
+
+def test_delete_detaches_conversations(engine: Engine) -> None:
+    agent = _agent(engine)
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", agent_id=agent.id)
+    assert agents.delete_agent(engine, agent.id) is True
+    assert agents.get_agent(engine, agent.id) is None
+    loaded = conv.get_conversation(engine, chat.id)
+    assert loaded is not None and loaded.agent_id is None
+
+
+def test_delete_unknown_is_false(engine: Engine) -> None:
+    assert agents.delete_agent(engine, "nope") is False
+
+
+def test_corrupt_stored_options_read_as_empty(engine: Engine) -> None:
+    agent = _agent(engine)
+    with engine.begin() as connection:
+        connection.execute(
+            update(Agent).where(Agent.id == agent.id).values(tool_options_json="{not json")
+        )
+    loaded = agents.get_agent(engine, agent.id)
+    assert loaded is not None and loaded.tool_options == {}
+
+
+# --- tool option rules -------------------------------------------------------------------------
+
+
+def test_setting_a_switch_writes_true() -> None:
+    assert agents.with_tool_option({}, "web_search", "describe_intent", True) == {
+        "web_search": {"describe_intent": True}
+    }
+
+
+def test_clearing_removes_the_key_and_keeps_siblings() -> None:
+    options = {"web_search": {"describe_intent": True, "defer_loading": True}}
+    assert agents.with_tool_option(options, "web_search", "describe_intent", None) == {
+        "web_search": {"defer_loading": True}
+    }
+
+
+def test_false_clears_like_none() -> None:
+    options = {"web_search": {"describe_intent": True, "defer_loading": True}}
+    assert agents.with_tool_option(options, "web_search", "describe_intent", False) == {
+        "web_search": {"defer_loading": True}
+    }
+
+
+def test_clearing_the_last_key_removes_the_tool_entry() -> None:
+    options = {"web_search": {"describe_intent": True}, "read_file": {"defer_loading": True}}
+    assert agents.with_tool_option(options, "web_search", "describe_intent", None) == {
+        "read_file": {"defer_loading": True}
+    }
+
+
+def test_clearing_an_absent_key_adds_nothing() -> None:
+    assert agents.with_tool_option({}, "web_search", "run_in_background", None) == {}
+
+
+def test_allowed_callers_takes_a_list_and_empty_clears() -> None:
+    set_ = agents.with_tool_option({}, "run_sql", "allowed_callers", ["code_execution"])
+    assert set_ == {"run_sql": {"allowed_callers": ["code_execution"]}}
+    assert agents.with_tool_option(set_, "run_sql", "allowed_callers", []) == {}
+
+
+def test_the_input_dict_is_never_mutated() -> None:
+    options = {
+        "web_search": {"describe_intent": True, "allowed_callers": ["direct"]},
+        "read_file": {"defer_loading": True},
+    }
+    before = deepcopy(options)
+    result = agents.with_tool_option(options, "web_search", "describe_intent", None)
+    result["read_file"]["defer_loading"] = False
+    assert options == before
+
+
+def test_unknown_option_key_is_refused() -> None:
+    with pytest.raises(ValueError, match="Unknown tool option 'describe'"):
+        agents.with_tool_option({}, "web_search", "describe", True)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("describe_intent", "yes"), ("describe_intent", 1), ("allowed_callers", True)],
+)
+def test_wrong_value_type_is_refused(key: str, value: Any) -> None:
+    with pytest.raises(ValueError, match=repr(key)):
+        agents.with_tool_option({}, "web_search", key, value)
+
+
+def test_set_tool_option_persists_and_keeps_other_tools(engine: Engine) -> None:
+    agent = _agent(engine)
+    held = agent.tool_options
+    agents.set_tool_option(engine, agent.id, "web_search", "run_in_background", True)
+    agents.set_tool_option(engine, agent.id, "web_search", "describe_intent", True)
+    loaded = agents.get_agent(engine, agent.id)
+    assert loaded is not None
+    assert loaded.tool_options == {
+        "search_code_mcp_github": {"describe_intent": True},
+        "web_search": {"run_in_background": True, "describe_intent": True},
+    }
+    assert held == {"search_code_mcp_github": {"describe_intent": True}}
+
+
+def test_set_tool_option_clear_removes_the_entry(engine: Engine) -> None:
+    agent = _agent(engine)
+    agents.set_tool_option(engine, agent.id, "search_code_mcp_github", "describe_intent", False)
+    loaded = agents.get_agent(engine, agent.id)
+    assert loaded is not None and loaded.tool_options == {}
+
+
+def test_set_tool_option_unknown_agent_is_none(engine: Engine) -> None:
+    assert agents.set_tool_option(engine, "nope", "web_search", "describe_intent", True) is None
+
+
+def test_bulk_turns_a_switch_on_and_off_for_many_tools(engine: Engine) -> None:
+    agent = _agent(engine, tool_options={"a_mcp_gh": {"defer_loading": True}})
+    tools = ["a_mcp_gh", "b_mcp_gh"]
+    agents.set_tool_options_bulk(engine, agent.id, tools, "describe_intent", True)
+    loaded = agents.get_agent(engine, agent.id)
+    assert loaded is not None
+    assert loaded.tool_options == {
+        "a_mcp_gh": {"defer_loading": True, "describe_intent": True},
+        "b_mcp_gh": {"describe_intent": True},
+    }
+    agents.set_tool_options_bulk(engine, agent.id, tools, "describe_intent", False)
+    loaded = agents.get_agent(engine, agent.id)
+    assert loaded is not None
+    assert loaded.tool_options == {"a_mcp_gh": {"defer_loading": True}}
+
+
+def test_bulk_refuses_a_non_switch_key(engine: Engine) -> None:
+    agent = _agent(engine)
+    with pytest.raises(ValueError, match="not a switch"):
+        agents.set_tool_options_bulk(engine, agent.id, ["x"], "allowed_callers", True)

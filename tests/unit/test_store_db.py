@@ -1,0 +1,144 @@
+"""Opening the database: URL resolution, migrations on a fresh file, clear failures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import inspect
+from sqlmodel import SQLModel
+
+from intent_ui.store import conversations
+from intent_ui.store.db import (
+    DEFAULT_DB_URL,
+    VERSION_TABLE,
+    DatabaseError,
+    database_url,
+    dispose_engines,
+    init_db,
+    migration_config,
+)
+from intent_ui.store.models import STORE_TABLES
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.delenv("DB_URL", raising=False)
+    yield
+    dispose_engines()
+
+
+def _head() -> str | None:
+    return ScriptDirectory.from_config(migration_config()).get_current_head()
+
+
+def test_database_url_defaults_to_sqlite_file_in_current_directory() -> None:
+    assert database_url() == DEFAULT_DB_URL == "sqlite:///intent_ui.db"
+
+
+def test_database_url_uses_explicit_url() -> None:
+    assert database_url("sqlite:///other.db") == "sqlite:///other.db"
+
+
+def test_database_url_env_wins_over_explicit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DB_URL", "postgresql+psycopg://app@db/intent")
+    assert database_url("sqlite:///other.db") == "postgresql+psycopg://app@db/intent"
+
+
+def test_database_url_ignores_blank_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DB_URL", "   ")
+    assert database_url("sqlite:///other.db") == "sqlite:///other.db"
+
+
+def test_init_db_migrates_a_fresh_file_to_head(tmp_path: Path) -> None:
+    engine = init_db(f"sqlite:///{tmp_path / 'fresh.db'}")
+    tables = set(inspect(engine).get_table_names())
+    assert tables >= STORE_TABLES | {VERSION_TABLE}
+    with engine.connect() as connection:
+        assert (
+            MigrationContext.configure(
+                connection, opts={"version_table": VERSION_TABLE}
+            ).get_current_revision()
+            == _head()
+        )
+
+
+def test_init_db_twice_returns_the_same_engine(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'twice.db'}"
+    assert init_db(url) is init_db(url)
+
+
+def test_init_db_on_an_already_migrated_file_keeps_data(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'again.db'}"
+    chat = conversations.create_conversation(init_db(url), endpoint="demo", model="demo")
+    dispose_engines()  # as a second process would
+    engine = init_db(url)
+    assert conversations.get_conversation(engine, chat.id) is not None
+
+
+def test_schema_matches_the_models(tmp_path: Path) -> None:
+    engine = init_db(f"sqlite:///{tmp_path / 'drift.db'}")
+    with engine.connect() as connection:
+        diff = compare_metadata(
+            MigrationContext.configure(
+                connection,
+                opts={
+                    "include_name": lambda n, t, _p: t != "table" or n in STORE_TABLES,
+                    "include_object": lambda o, n, t, _r, _c: t != "table" or n in STORE_TABLES,
+                },
+            ),
+            SQLModel.metadata,
+        )
+    assert diff == [], "models changed without a migration: write a new revision"
+
+
+def test_sqlite_uses_wal_foreign_keys_and_busy_timeout(tmp_path: Path) -> None:
+    engine = init_db(f"sqlite:///{tmp_path / 'pragmas.db'}")
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == 5000
+
+
+def test_default_url_creates_the_file_in_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    init_db()
+    assert (tmp_path / "intent_ui.db").is_file()
+
+
+def test_in_memory_sqlite_works() -> None:
+    engine = init_db("sqlite://")
+    chat = conversations.create_conversation(engine, endpoint="demo", model="demo")
+    assert conversations.get_conversation(engine, chat.id) is not None
+
+
+def test_missing_folder_raises_naming_the_url(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'no' / 'such' / 'dir.db'}"
+    with pytest.raises(DatabaseError, match="Cannot open the database") as caught:
+        init_db(url)
+    assert str(tmp_path / "no" / "such" / "dir.db") in str(caught.value)
+
+
+def test_file_that_is_not_a_database_raises(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"these are my notes, not a database" * 100)
+    with pytest.raises(DatabaseError, match=r"notes\.db"):
+        init_db(f"sqlite:///{path}")
+
+
+def test_garbage_url_raises() -> None:
+    with pytest.raises(DatabaseError, match="not a database URL"):
+        init_db("definitely not a url")
+
+
+def test_missing_driver_raises_without_leaking_the_password() -> None:
+    with pytest.raises(DatabaseError, match="driver is not installed") as caught:
+        init_db("postgresql+nosuchdriver://app:s3cret@localhost/intent")
+    assert "s3cret" not in str(caught.value)
+    assert "localhost/intent" in str(caught.value)

@@ -1,0 +1,69 @@
+"""DbMemoryStore: the memory tools' entries, kept across restarts."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from intent_ui.agent.tools.memory import MemoryStore
+from intent_ui.store.db import dispose_engines, init_db
+from intent_ui.store.memory import DbMemoryStore
+from tests.unit._store_helpers import migrated_engine
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
+    monkeypatch.delenv("DB_URL", raising=False)
+    yield migrated_engine(tmp_path)
+    dispose_engines()
+
+
+def test_satisfies_the_memory_store_protocol(engine: Engine) -> None:
+    store: MemoryStore = DbMemoryStore(engine)
+    assert callable(store.get_all) and callable(store.set) and callable(store.delete)
+
+
+async def test_empty_store_has_no_entries(engine: Engine) -> None:
+    assert await DbMemoryStore(engine).get_all() == {}
+
+
+async def test_set_then_get_all_sorted_by_key(engine: Engine) -> None:
+    store = DbMemoryStore(engine)
+    await store.set("tone", "brief")
+    await store.set("editor", "vim — always")
+    assert await store.get_all() == {"editor": "vim — always", "tone": "brief"}
+    assert list(await store.get_all()) == ["editor", "tone"]
+
+
+async def test_set_replaces_an_existing_value(engine: Engine) -> None:
+    store = DbMemoryStore(engine)
+    await store.set("tone", "brief")
+    await store.set("tone", "detailed")
+    assert await store.get_all() == {"tone": "detailed"}
+
+
+async def test_delete_reports_whether_it_removed_something(engine: Engine) -> None:
+    store = DbMemoryStore(engine)
+    await store.set("tone", "brief")
+    assert await store.delete("tone") is True
+    assert await store.delete("tone") is False
+    assert await store.get_all() == {}
+
+
+async def test_entries_survive_a_restart(tmp_path: Path, engine: Engine) -> None:
+    await DbMemoryStore(engine).set("name", "Ada")
+    dispose_engines()
+    reopened = init_db(f"sqlite:///{tmp_path / 'store.db'}")
+    assert await DbMemoryStore(reopened).get_all() == {"name": "Ada"}
+
+
+async def test_parallel_sets_of_one_key_keep_one_value(engine: Engine) -> None:
+    store = DbMemoryStore(engine)
+    values = [f"v{i}" for i in range(8)]
+    await asyncio.gather(*(store.set("k", v) for v in values))
+    entries = await store.get_all()
+    assert list(entries) == ["k"] and entries["k"] in values
