@@ -12,6 +12,7 @@ from typing import Any
 import reflex as rx
 
 from intent_ui.core.events import CallSettled, CallStarted, TurnDone
+from intent_ui.core.labels import sanitize_label
 from intent_ui.core.locale import SUPPORTED_LANGUAGES, negotiate_language, translate
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv_store
@@ -293,6 +294,7 @@ class ChatState(rx.State):
             conversation_id = self.conversation_id
             text = self._pending_text
             endpoint, model, agent_id = self.endpoint, self.model, self.agent_id
+            lang = self.lang
         stop = asyncio.Event()
         host.stops[token] = stop
         history = await asyncio.to_thread(conv_store.history, host.engine, conversation_id)
@@ -346,9 +348,9 @@ class ChatState(rx.State):
                 turn.apply(event)
                 recorder.apply(event)
                 if isinstance(event, CallStarted):
-                    announcement["text"] = translate("live.running", "en", tool=event.tool)
+                    announcement["text"] = translate("live.running", lang, tool=event.tool)
                 elif isinstance(event, CallSettled):
-                    announcement["text"] = turn.card_label(event.call_id)
+                    announcement["text"] = sanitize_label(turn.card_label(event.call_id, lang)).text
                 elif isinstance(event, TurnDone) and event.error:
                     final_error = event.error
                 coalescer.mark()
@@ -356,8 +358,6 @@ class ChatState(rx.State):
                 if recorder.should_flush_now(event) or now - last_flush >= FLUSH_INTERVAL_S:
                     last_flush = now
                     await asyncio.to_thread(recorder.flush)
-            new_messages = getattr(run, "new_messages", None)
-            del new_messages
         except Exception as exc:  # the turn must end visibly, whatever broke
             logger.exception("Turn failed")
             final_error = f"The turn failed: {exc}"

@@ -1,0 +1,72 @@
+"""The leading-edge coalescer: at once when idle, then at most one push per frame."""
+
+from __future__ import annotations
+
+import asyncio
+
+from intent_ui.ui.coalescer import LeadingEdgeCoalescer
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_first_change_is_pushed_at_once() -> None:
+    pushed: list[int] = []
+
+    async def push() -> None:
+        pushed.append(len(pushed))
+
+    coalescer = LeadingEdgeCoalescer(push, frame_s=10.0).start()
+    coalescer.mark()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert pushed == [0]
+    await coalescer.close()
+
+
+async def test_a_burst_within_one_frame_becomes_one_more_push() -> None:
+    clock = FakeClock()
+    pushed: list[float] = []
+
+    async def push() -> None:
+        pushed.append(clock.now)
+
+    coalescer = LeadingEdgeCoalescer(push, frame_s=0.01, clock=clock).start()
+    coalescer.mark()
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    for _ in range(50):
+        coalescer.mark()
+    await asyncio.sleep(0.05)
+    assert len(pushed) == 2
+    await coalescer.close()
+    assert len(pushed) == 3  # close pushes whatever is pending, once
+
+
+async def test_close_without_changes_pushes_the_final_state_once() -> None:
+    pushed: list[int] = []
+
+    async def push() -> None:
+        pushed.append(1)
+
+    coalescer = LeadingEdgeCoalescer(push).start()
+    await coalescer.close()
+    assert pushed == [1]
+
+
+async def test_mark_later_wakes_the_flusher() -> None:
+    pushed: list[int] = []
+
+    async def push() -> None:
+        pushed.append(1)
+
+    coalescer = LeadingEdgeCoalescer(push, frame_s=0.0).start()
+    coalescer.mark_later(0.01)
+    await asyncio.sleep(0.05)
+    assert pushed == [1]
+    await coalescer.close()
