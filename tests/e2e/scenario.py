@@ -16,10 +16,15 @@ from tests.support.sse_server import ReplayServer, Script
 from tests.support.wire import openai_chunks
 
 
+def reply(text: str) -> Script:
+    """A plain text answer."""
+    return Script.sse(openai_chunks(text=text, finish_reason="stop"))
+
+
 @dataclass
 class Scenario:
-    first: Script = field(default_factory=lambda: Script.sse(openai_chunks(text="Hello!", finish_reason="stop")))
-    followup: Script = field(default_factory=lambda: Script.sse(openai_chunks(text="Done.", finish_reason="stop")))
+    first: Script = field(default_factory=lambda: reply("Hello!"))
+    followup: Script = field(default_factory=lambda: reply("Done."))
 
     def respond(self, request: Any, attempt: int) -> Script:
         messages = (request or {}).get("messages") or []
