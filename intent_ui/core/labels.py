@@ -444,7 +444,10 @@ class MinimumDisplay:
 
     def offer(self, text: str, now_ms: float) -> str:
         """Offer the latest label; return the label to display at `now_ms`."""
-        if self._shown is None or text == self._shown or self._elapsed(now_ms) >= self._min_ms:
+        # A label that merely grows (the same sentence still streaming in) is shown at once:
+        # only a switch to a different label has to wait out the minimum time.
+        grows = self._shown is not None and text.startswith(self._shown)
+        if self._shown is None or grows or self._elapsed(now_ms) >= self._min_ms:
             if text != self._shown:
                 self._shown, self._shown_at = text, float(now_ms)
             self._held = None

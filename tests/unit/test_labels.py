@@ -590,3 +590,12 @@ def test_a_clock_going_backwards_does_not_release_early() -> None:
     display.offer("A", 1000)
     assert display.offer("B", 900) == "A"
     assert display.due_ms(900) == 200
+
+
+def test_a_growing_label_is_never_held() -> None:
+    display = MinimumDisplay(min_ms=200)
+    assert display.offer("Searching", 0) == "Searching"
+    assert display.offer("Searching for OAuth", 10) == "Searching for OAuth"
+    # A different label still waits out the minimum time after the last growth.
+    assert display.offer("Reading the router", 20) == "Searching for OAuth"
+    assert display.due_ms(20) == 190

@@ -1,0 +1,77 @@
+"""Regenerate README's screenshots from the running app.
+
+    source scripts/env.sh && python scripts/screenshots.py
+
+Starts the real app (AppHarness) against a loopback OpenAI-shaped stream and the test
+MCP server `github`, pauses the stream while the second intent is typing (streaming
+shot), then lets it finish (settled shot). Writes docs/streaming.png and docs/settled.png.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+from tests.e2e.conftest import CHROMIUM_ARGS, chromium_executable  # noqa: E402
+from tests.e2e.harness import github_mcp_block, running_app  # noqa: E402
+from tests.e2e.scenario import (  # noqa: E402
+    Scenario,
+    calls_script,
+    openai_config,
+    reply,
+    start_server,
+)
+
+OUT = ROOT / "docs"
+
+
+def main() -> None:
+    scenario = Scenario()
+    release = threading.Event()
+    scenario.first = calls_script(
+        [
+            ("call_a", "search_code", {"intent": "Searching for MCP wiring", "query": "mcp"}),
+            ("call_b", "search_code", {"intent": "Searching for OAuth handling", "query": "oauth"}),
+        ],
+        hold_when='"Searching for OAuth ha',
+        release=release,
+    )
+    scenario.followup = reply(
+        "MCP wiring lives in `src/server.py`; OAuth is handled in `src/auth.py`."
+    )
+    server = start_server(scenario)
+    OUT.mkdir(exist_ok=True)
+    with (
+        tempfile.TemporaryDirectory() as workdir,
+        running_app(Path(workdir), openai_config(server) + github_mcp_block()) as app,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(
+            executable_path=chromium_executable(), args=CHROMIUM_ARGS
+        )
+        page = browser.new_page(viewport={"width": 1100, "height": 560})
+        assert app.frontend_url
+        page.goto(app.frontend_url)
+        page.get_by_test_id("chat-input").fill("Search the repo for MCP wiring and OAuth handling")
+        page.get_by_test_id("send-button").click()
+        expect(page.get_by_test_id("tool-call-label").nth(1)).to_contain_text("Searching for OAuth")
+        expect(page.get_by_test_id("tool-group-label")).to_contain_text("Searching for OAuth")
+        page.screenshot(path=str(OUT / "streaming.png"))
+        release.set()
+        expect(page.get_by_test_id("assistant-message").last).to_contain_text("src/auth.py")
+        page.wait_for_timeout(600)  # let the settle crossfade finish before the shot
+        page.screenshot(path=str(OUT / "settled.png"))
+        browser.close()
+    server.stop()
+    print(f"wrote {OUT / 'streaming.png'} and {OUT / 'settled.png'}")
+
+
+if __name__ == "__main__":
+    main()
