@@ -18,8 +18,16 @@
     if (event.target !== el) return;
     pinned = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
   }, true);
+  // Labels grow inside fixed-height lines, so only added nodes can change the height:
+  // watch childList alone and scroll at most once per frame.
+  var queued = false;
   new MutationObserver(function () {
-    var el = scroller();
-    if (el && pinned) el.scrollTop = el.scrollHeight;
-  }).observe(document.documentElement, { childList: true, subtree: true, characterData: true });
+    if (queued || !pinned) return;
+    queued = true;
+    requestAnimationFrame(function () {
+      queued = false;
+      var el = scroller();
+      if (el && pinned) el.scrollTop = el.scrollHeight;
+    });
+  }).observe(document.documentElement, { childList: true, subtree: true });
 })();

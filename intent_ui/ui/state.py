@@ -19,7 +19,7 @@ from intent_ui.store import conversations as conv_store
 from intent_ui.store.turns import TurnRecorder
 from intent_ui.ui.coalescer import LeadingEdgeCoalescer
 from intent_ui.ui.host import Host, current_host, get_host
-from intent_ui.ui.viewmodels import HeaderHold, MessageVM, PartVM, build_turn_parts
+from intent_ui.ui.viewmodels import CardCache, HeaderHold, MessageVM, PartVM, build_turn_parts
 
 logger = logging.getLogger(__name__)
 
@@ -45,10 +45,7 @@ class ChatState(rx.State):
     conversation_id: str = ""
     stored_conversation: str = rx.LocalStorage("", name="intent_ui_conversation")
     messages: list[MessageVM] = []
-    live: MessageVM = MessageVM()
-    live_active: bool = False
     running: bool = False
-    announcement: str = ""
     error: str = ""
     endpoints: list[str] = []
     models: list[str] = []
@@ -61,7 +58,6 @@ class ChatState(rx.State):
     renaming: str = ""
     expanded: list[str] = []
     group_open: dict[str, bool] = {}
-    _pending_text: str = ""
 
     @rx.var
     def lang(self) -> str:
@@ -273,10 +269,7 @@ class ChatState(rx.State):
         self.messages = [*self.messages, MessageVM(id=str(user_id), role="user", text=text)]
         self.running = True
         self.error = ""
-        self.live = MessageVM(id="live", role="assistant", status="streaming")
-        self.live_active = True
-        self._pending_text = text
-        return ChatState.run_turn
+        return LiveState.run_turn(text)
 
     @rx.event
     def stop(self) -> None:
@@ -286,15 +279,27 @@ class ChatState(rx.State):
             if event is not None:
                 event.set()
 
+
+class LiveState(ChatState):
+    """The turn being streamed, apart from the history: a delta for a growing label
+    carries this small substate only, and only the components reading it re-render
+    (REFLEX_STREAMING.md)."""
+
+    live: MessageVM = MessageVM()
+    live_active: bool = False
+    announcement: str = ""
+
     @rx.event(background=True)
-    async def run_turn(self) -> None:
+    async def run_turn(self, text: str) -> None:
         host = await get_host()
         async with self:
+            chat = await self.get_state(ChatState)
             token = self.router.session.client_token
-            conversation_id = self.conversation_id
-            text = self._pending_text
-            endpoint, model, agent_id = self.endpoint, self.model, self.agent_id
-            lang = self.lang
+            conversation_id = chat.conversation_id
+            endpoint, model, agent_id = chat.endpoint, chat.model, chat.agent_id
+            lang = chat.lang
+            self.live = MessageVM(id="live", role="assistant", status="streaming")
+            self.live_active = True
         stop = asyncio.Event()
         host.stops[token] = stop
         history = await asyncio.to_thread(conv_store.history, host.engine, conversation_id)
@@ -309,24 +314,27 @@ class ChatState(rx.State):
         turn = TurnView()
         recorder = TurnRecorder(host.engine, message_id)
         hold = HeaderHold()
-        announcement = {"text": ""}
+        cards = CardCache()
+        spoken = {"text": ""}
 
         async def push() -> None:
             hold.now_ms = time.monotonic() * 1000
             async with self:
+                chat = await self.get_state(ChatState)
                 parts = build_turn_parts(
                     turn,
                     message_id=message_id,
-                    lang=self.lang,
-                    expanded=set(self.expanded),
-                    group_open=self.group_open,
+                    lang=lang,
+                    expanded=set(chat.expanded),
+                    group_open=chat.group_open,
                     header_hold=hold,
+                    cache=cards,
                 )
                 self.live = MessageVM(
                     id=message_id, role="assistant", status="streaming", parts=parts
                 )
-                if announcement["text"] != self.announcement:
-                    self.announcement = announcement["text"]
+                if spoken["text"] != self.announcement:
+                    self.announcement = spoken["text"]
             due = hold.due_ms()
             if due is not None:
                 coalescer.mark_later(due / 1000)
@@ -348,9 +356,9 @@ class ChatState(rx.State):
                 turn.apply(event)
                 recorder.apply(event)
                 if isinstance(event, CallStarted):
-                    announcement["text"] = translate("live.running", lang, tool=event.tool)
+                    spoken["text"] = translate("live.running", lang, tool=event.tool)
                 elif isinstance(event, CallSettled):
-                    announcement["text"] = sanitize_label(turn.card_label(event.call_id, lang)).text
+                    spoken["text"] = sanitize_label(turn.card_label(event.call_id, lang)).text
                 elif isinstance(event, TurnDone) and event.error:
                     final_error = event.error
                 coalescer.mark()
@@ -361,8 +369,9 @@ class ChatState(rx.State):
         except Exception as exc:  # the turn must end visibly, whatever broke
             logger.exception("Turn failed")
             final_error = f"The turn failed: {exc}"
-            recorder.apply(TurnDone(seq=turn.last_seq + 1, stop_reason="error", error=final_error))
-            turn.apply(TurnDone(seq=turn.last_seq + 1, stop_reason="error", error=final_error))
+            done = TurnDone(seq=turn.last_seq + 1, stop_reason="error", error=final_error)
+            recorder.apply(done)
+            turn.apply(done)
         finally:
             await asyncio.to_thread(recorder.flush)
             await coalescer.close()
@@ -370,25 +379,26 @@ class ChatState(rx.State):
             _WAKE.pop(token, None)
             host.remember(message_id, turn)
         async with self:
+            chat = await self.get_state(ChatState)
             parts = build_turn_parts(
                 turn,
                 message_id=message_id,
-                lang=self.lang,
-                expanded=set(self.expanded),
-                group_open=self.group_open,
+                lang=lang,
+                expanded=set(chat.expanded),
+                group_open=chat.group_open,
             )
             status = "error" if final_error else "complete"
-            self.messages = [
-                *self.messages,
+            chat.messages = [
+                *chat.messages,
                 MessageVM(
                     id=message_id, role="assistant", status=status, error=final_error, parts=parts
                 ),
             ]
             self.live = MessageVM()
             self.live_active = False
-            self.running = False
-            self.error = final_error
-            self._refresh_conversations(host)
+            chat.running = False
+            chat.error = final_error
+            chat._refresh_conversations(host)
 
 
 _WAKE: dict[str, Any] = {}
@@ -410,4 +420,4 @@ def _agent_settings(host: Host, agent_id: str) -> dict[str, Any]:
     }
 
 
-__all__ = ["ChatState", "PartVM"]
+__all__ = ["ChatState", "LiveState", "PartVM"]

@@ -14,12 +14,10 @@ from partial_json_parser import loads as partial_loads
 
 from intent_ui.core.labels import (
     FINAL_STATES,
-    IN_FLIGHT_STATES,
     MinimumDisplay,
     card_is_live,
     sanitize_label,
 )
-from intent_ui.core.locale import translate
 from intent_ui.core.turn import TextPart, ToolBlock, TurnView
 
 PREVIEW_LIMIT = 6000
@@ -30,13 +28,12 @@ class CardVM:
     call_id: str = ""
     state: str = "streaming"
     label: str = ""
-    title: str = ""
+    title: str = ""  # the full label, only when `label` is truncated (saves bytes per delta)
     live: bool = False
     label_key: str = ""
     expanded: bool = False
     args_preview: str = ""
     result: str = ""
-    announce: str = ""
 
 
 @dataclass
@@ -96,6 +93,25 @@ def _bounded(text: str) -> str:
     return text if len(text) <= PREVIEW_LIMIT else text[:PREVIEW_LIMIT] + "…"
 
 
+class CardCache:
+    """Card records are immutable and replaced on every change, so a card whose record
+    (and display inputs) did not change reuses its view model: a push with 32 streaming
+    cards only re-sanitises the ones that grew."""
+
+    def __init__(self) -> None:
+        self._cards: dict[str, tuple[object, str, bool, CardVM]] = {}
+
+    def card(self, turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) -> CardVM:
+        record = turn.call(call_id)
+        is_expanded = call_id in expanded
+        cached = self._cards.get(call_id)
+        if cached is not None and cached[0] is record and cached[1:3] == (lang, is_expanded):
+            return cached[3]
+        card = _card(turn, call_id, lang, expanded)
+        self._cards[call_id] = (record, lang, is_expanded, card)
+        return card
+
+
 def build_turn_parts(
     turn: TurnView,
     *,
@@ -104,11 +120,13 @@ def build_turn_parts(
     expanded: Collection[str] = (),
     group_open: Mapping[str, bool] | None = None,
     header_hold: Callable[[str, str], str] | None = None,
+    cache: CardCache | None = None,
 ) -> list[PartVM]:
     """Display parts of one assistant turn.
 
     `header_hold(group_key, text)` lets the live view apply a minimum display time to
-    header labels; a reload passes none and shows the true header.
+    header labels; a reload passes none and shows the true header. `cache` reuses the
+    view models of cards that did not change since the last call.
     """
     parts: list[PartVM] = []
     for part in turn.parts:
@@ -119,7 +137,9 @@ def build_turn_parts(
         parts.append(
             PartVM(
                 kind="group",
-                group=_group(turn, part, message_id, lang, expanded, group_open, header_hold),
+                group=_group(
+                    turn, part, message_id, lang, expanded, group_open, header_hold, cache
+                ),
             )
         )
     return parts
@@ -133,9 +153,13 @@ def _group(
     expanded: Collection[str],
     group_open: Mapping[str, bool] | None,
     header_hold: Callable[[str, str], str] | None,
+    cache: CardCache | None,
 ) -> GroupVM:
     key = f"{message_id}:{part.block}"
-    cards = [_card(turn, call_id, lang, expanded) for call_id in part.call_ids]
+    if cache is None:
+        cards = [_card(turn, call_id, lang, expanded) for call_id in part.call_ids]
+    else:
+        cards = [cache.card(turn, call_id, lang, expanded) for call_id in part.call_ids]
     header = turn.block_header(part.block, lang)
     shown = sanitize_label(header.text)
     text = header_hold(key, shown.text) if header_hold else shown.text
@@ -144,7 +168,7 @@ def _group(
         key=key,
         single=len(cards) < 2,
         header=text,
-        header_title=sanitize_label(header.full_text, limit=10_000).text,
+        header_title=shown.title if shown.truncated else "",
         header_key=f"{key}:{header.phase}:{header.source}",
         suffix=header.server_suffix,
         aria_label=header.aria_label,
@@ -168,25 +192,14 @@ def _card(turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) ->
         call_id=call_id,
         state=record.state,
         label=shown.text,
-        title=sanitize_label(shown.title, limit=10_000).text,
+        title=shown.title if shown.truncated else "",
         live=card_is_live(view),
         # A new key when the call settles remounts the label, so the crossfade plays once.
         label_key=f"{call_id}:{'settled' if settled else 'live'}",
         expanded=is_expanded,
         args_preview=pretty_arguments(record.arguments) if is_expanded else "",
         result=_bounded(record.error or record.output) if is_expanded and settled else "",
-        announce=announcement(turn, call_id, lang),
     )
-
-
-def announcement(turn: TurnView, call_id: str, lang: str) -> str:
-    """A stable screen-reader text: `Running search_code` while live, the label once settled."""
-    record = turn.call(call_id)
-    if record is None:
-        return ""
-    if record.state in IN_FLIGHT_STATES:
-        return translate("live.running", lang, tool=record.tool)
-    return sanitize_label(turn.card_label(call_id, lang)).text
 
 
 class HeaderHold:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from reflex.testing import AppHarness
+from reflex.testing import AppHarness, AppHarnessProd
 
 ROOT = Path(__file__).resolve().parents[2]
 MCP_GITHUB_SERVER = ROOT / "tests" / "support" / "mcp_github_server.py"
@@ -31,8 +31,11 @@ def github_mcp_block(call_log: Path | None = None) -> str:
 
 
 @contextlib.contextmanager
-def running_app(workdir: Path, config_yaml: str) -> Iterator[AppHarness]:
-    """Run the app with `config_yaml` and a fresh SQLite file inside `workdir`."""
+def running_app(workdir: Path, config_yaml: str, *, prod: bool = False) -> Iterator[AppHarness]:
+    """Run the app with `config_yaml` and a fresh SQLite file inside `workdir`.
+
+    `prod` serves the production build (what benchmarks should measure: the dev build
+    runs React's development checks on every render)."""
     workdir.mkdir(parents=True, exist_ok=True)
     config_path = workdir / "intent_ui.yaml"
     config_path.write_text(config_yaml)
@@ -40,7 +43,8 @@ def running_app(workdir: Path, config_yaml: str) -> Iterator[AppHarness]:
     os.environ["INTENT_UI_CONFIG"] = str(config_path)
     os.environ["DB_URL"] = f"sqlite:///{workdir / 'intent_ui.db'}"
     try:
-        with AppHarness.create(root=ROOT, app_name="intent_ui") as harness:
+        harness_cls = AppHarnessProd if prod else AppHarness
+        with harness_cls.create(root=ROOT, app_name="intent_ui") as harness:
             yield harness
     finally:
         for key, value in saved.items():

@@ -207,7 +207,7 @@ def test_reduced_motion_removes_the_shimmer(
             send(page, app, f"Motion {motion}")
             label = page.get_by_test_id("tool-call-label")
             expect(label).to_have_text("Searching with")
-            animation = label.evaluate("el => getComputedStyle(el).animationName")
+            animation = label.evaluate("el => getComputedStyle(el, '::after').animationName")
             assert animation == expected
         finally:
             release.set()

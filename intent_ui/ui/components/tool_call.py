@@ -32,7 +32,7 @@ def _label(card: CardVM) -> rx.Component:
     return rx.el.span(
         card.label,
         key=card.label_key,
-        title=card.title,
+        title=rx.cond(card.title != "", card.title, card.label),
         class_name=rx.cond(card.live, "iu-label iu-live", "iu-label iu-settled-label"),
         custom_attrs={"data-testid": "tool-call-label"},
     )
@@ -57,7 +57,10 @@ def tool_card(card: CardVM, toggle: rx.EventHandler, labels: rx.Var) -> rx.Compo
         rx.cond(
             card.expanded,
             rx.el.div(
-                rx.el.div(card.title, class_name="iu-full-label"),
+                rx.el.div(
+                    rx.cond(card.title != "", card.title, card.label),
+                    class_name="iu-full-label",
+                ),
                 rx.el.h4(labels["ui.arguments"]),
                 rx.el.pre(card.args_preview, custom_attrs={"data-testid": "tool-call-args"}),
                 rx.cond(
@@ -103,7 +106,7 @@ def tool_group(
             rx.el.span(
                 group.header,
                 key=group.header_key,
-                title=group.header_title,
+                title=rx.cond(group.header_title != "", group.header_title, group.header),
                 class_name=rx.cond(group.live, "iu-label iu-live", "iu-label iu-settled-label"),
                 custom_attrs={"data-testid": "tool-group-label"},
             ),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from intent_ui.ui.components.tool_call import tool_part
-from intent_ui.ui.state import ChatState
+from intent_ui.ui.state import ChatState, LiveState
 from intent_ui.ui.viewmodels import MessageVM, PartVM
 
 
@@ -155,7 +155,7 @@ def message_list() -> rx.Component:
     return rx.el.div(
         rx.el.div(
             rx.foreach(ChatState.messages, _message),
-            rx.cond(ChatState.live_active, _assistant(ChatState.live)),
+            rx.cond(LiveState.live_active, _assistant(LiveState.live)),
             class_name="iu-thread",
         ),
         id="iu-messages",
@@ -215,7 +215,7 @@ def chat_page() -> rx.Component:
             ),
             composer(),
             rx.el.div(
-                ChatState.announcement,
+                LiveState.announcement,
                 class_name="iu-sr-only",
                 custom_attrs={"aria-live": "polite", "data-testid": "live-region"},
             ),

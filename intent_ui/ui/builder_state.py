@@ -1,0 +1,633 @@
+"""The agents page's state: thin. Rules live in `core.builder`, costs in `core.tokens`, rows
+in `store.agents` and `store.actions`; this module wires them to the page.
+
+The form edits one agent at a time. A saved agent's tool picks and switches are written to
+the database the moment they change (so a reload shows them); its name, instructions,
+endpoint and model are written by Save. A new agent is a draft until Save creates it with
+everything chosen so far.
+
+`build_view` (pure) turns the catalogue of tools, an agent's `tool_options` and picks, the
+enabled capabilities and the token costs into the display records the page renders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import reflex as rx
+
+from intent_ui.agent.tokenizer import get_tokenizer
+from intent_ui.agent.tools.actions import (
+    ActionSpec,
+    OpenApiError,
+    fetch_openapi,
+    load_action_tools,
+    parse_openapi,
+)
+from intent_ui.core.builder import (
+    BuilderTool,
+    describe_all,
+    group_state,
+    intent_ineligibility,
+    option_eligible,
+    option_on,
+    set_option,
+    visible_options,
+)
+from intent_ui.core.capabilities.intent import DESCRIBE_INTENT_OPTION
+from intent_ui.core.tokens import (
+    ToolTokenCost,
+    agent_token_totals,
+    definition_text,
+    tool_token_cost,
+)
+from intent_ui.store import actions as action_store
+from intent_ui.store import agents as agent_store
+from intent_ui.ui.components.capability_toggle import builder_text
+from intent_ui.ui.host import Host, get_host
+
+__all__ = [
+    "NATIVE_GROUP",
+    "AgentRowVM",
+    "AgentsState",
+    "BuilderView",
+    "GroupVM",
+    "ToggleVM",
+    "ToolRowVM",
+    "build_view",
+    "catalogue",
+]
+
+logger = logging.getLogger(__name__)
+
+NATIVE_GROUP = "native"
+"""`data-server` of the native tools' group."""
+
+_OPTION_TEXT = {
+    "describe_intent": "describe_intent",
+    "run_in_background": "background",
+    "defer_loading": "defer",
+    "allowed_callers": "code_only",
+}
+
+
+_INELIGIBLE_TEXT = {
+    "code_only": "code_only",
+    "own_intent_param": "own_param",
+    "not_object": "not_object",
+    "excluded": "excluded",
+}
+
+
+@dataclass
+class ToggleVM:
+    pressed: bool = False
+    disabled: bool = False
+    tooltip: str = ""
+    label: str = ""
+    cost: str = ""
+
+
+@dataclass
+class ToolRowVM:
+    tool_id: str = ""
+    name: str = ""
+    description: str = ""
+    kind: str = ""
+    picked: bool = False
+    intent: ToggleVM = field(default_factory=ToggleVM)
+    background: ToggleVM = field(default_factory=ToggleVM)
+    defer: ToggleVM = field(default_factory=ToggleVM)
+    code_only: ToggleVM = field(default_factory=ToggleVM)
+
+
+@dataclass
+class GroupVM:
+    key: str = ""
+    title: str = ""
+    kind: str = ""
+    note: str = ""
+    describe_all: ToggleVM = field(default_factory=ToggleVM)
+    tools: list[ToolRowVM] = field(default_factory=list)
+
+
+@dataclass
+class AgentRowVM:
+    id: str = ""
+    name: str = ""
+    summary: str = ""
+    selected: bool = False
+
+
+@dataclass(frozen=True)
+class BuilderView:
+    """What `build_view` computes: the groups and the agent's token totals."""
+
+    groups: list[GroupVM]
+    tokens_with: int
+    tokens_without: int
+    describing: int
+
+
+# --- pure view building ------------------------------------------------------------------
+
+
+def _toggle(
+    tool: BuilderTool,
+    tool_options: Mapping[str, Any],
+    capabilities: frozenset[str],
+    option: str,
+    cost: ToolTokenCost | None,
+) -> ToggleVM:
+    word = _OPTION_TEXT[option]
+    pressed = option_on(tool, tool_options, option)
+    eligible = option_eligible(tool, tool_options, capabilities, option)
+    if option == DESCRIBE_INTENT_OPTION:
+        reason = intent_ineligibility(tool, tool_options, capabilities)
+        tokens = cost.intent if cost else 0
+        key = "info" if reason is None else _INELIGIBLE_TEXT[reason]
+        tooltip = builder_text(f"com_ui_mcp_describe_intent_{key}", tokens=tokens)
+        shown_cost = builder_text("com_ui_mcp_tokens", n=tokens) if eligible and tokens else ""
+    else:
+        tooltip = builder_text(f"com_ui_mcp_{word}_{'info' if eligible else 'unavailable'}")
+        shown_cost = ""
+    return ToggleVM(
+        pressed=pressed,
+        disabled=not eligible,
+        tooltip=tooltip,
+        label=builder_text(f"com_ui_mcp_{word}_label", tool=tool.name),
+        cost=shown_cost,
+    )
+
+
+def _group_title(kind: str, key: str) -> str:
+    if kind == "native":
+        return "Built-in tools"
+    if kind == "mcp":
+        return f"MCP server: {key}"
+    return f"Actions: {key}"
+
+
+def build_view(
+    tools: Sequence[BuilderTool],
+    *,
+    tool_options: Mapping[str, Any],
+    picked: Iterable[str],
+    capabilities: Iterable[str],
+    costs: Mapping[str, ToolTokenCost],
+    notes: Mapping[str, str] | None = None,
+) -> BuilderView:
+    """Group the tools (native first, then MCP servers, then action domains, in catalogue
+    order) and compute every switch's state, tooltip and cost, and the agent's totals."""
+    caps = frozenset(capabilities)
+    chosen = set(picked)
+    shown = set(visible_options(caps))
+    order: dict[tuple[str, str], list[BuilderTool]] = {}
+    for tool in tools:
+        order.setdefault((tool.kind, tool.group), []).append(tool)
+    for server in notes or {}:
+        order.setdefault(("mcp", server), [])
+    rank = {"native": 0, "mcp": 1, "action": 2}
+    groups: list[GroupVM] = []
+    for (kind, key), members in sorted(order.items(), key=lambda item: rank[item[0][0]]):
+        rows = []
+        for tool in members:
+            cost = costs.get(tool.tool_id)
+            toggles = {
+                option: _toggle(tool, tool_options, caps, option, cost)
+                if option in shown
+                else ToggleVM()
+                for option in _OPTION_TEXT
+            }
+            rows.append(
+                ToolRowVM(
+                    tool_id=tool.tool_id,
+                    name=tool.name,
+                    description=str(tool.definition.get("description") or ""),
+                    kind=tool.kind,
+                    picked=tool.tool_id in chosen,
+                    intent=toggles["describe_intent"],
+                    background=toggles["run_in_background"],
+                    defer=toggles["defer_loading"],
+                    code_only=toggles["allowed_callers"],
+                )
+            )
+        state = group_state(members, tool_options, caps)
+        group_tokens = sum(
+            costs[t.tool_id].intent
+            for t in members
+            if t.tool_id in costs and intent_ineligibility(t, tool_options, caps) is None
+        )
+        bulk = ToggleVM(
+            pressed=state.all_on,
+            disabled=state.disabled,
+            tooltip=builder_text(
+                "com_ui_mcp_describe_all_none"
+                if state.disabled
+                else "com_ui_mcp_describe_all_info",
+                tokens=group_tokens,
+            ),
+            label=builder_text("com_ui_mcp_describe_all_label", group=key),
+            cost="",
+        )
+        groups.append(
+            GroupVM(
+                key=key,
+                title=_group_title(kind, key),
+                kind=kind,
+                note=(notes or {}).get(key, "") if kind == "mcp" else "",
+                describe_all=bulk,
+                tools=rows,
+            )
+        )
+    intents_on = DESCRIBE_INTENT_OPTION in shown
+    totals = agent_token_totals(
+        (
+            costs[t.tool_id],
+            intents_on
+            and intent_ineligibility(t, tool_options, caps) is None
+            and option_on(t, tool_options, DESCRIBE_INTENT_OPTION),
+        )
+        for t in tools
+        if t.tool_id in chosen and t.tool_id in costs
+    )
+    return BuilderView(groups, totals.with_intents, totals.without_intents, totals.describing)
+
+
+# --- the catalogue of tools ---------------------------------------------------------------
+
+
+def _builder_tool(tool: Any) -> BuilderTool:
+    kind = tool.kind
+    if kind == "mcp":
+        group = tool.server or "mcp"
+    elif kind == "action":
+        group = getattr(tool, "domain", "") or "actions"
+    else:
+        group = NATIVE_GROUP
+    return BuilderTool(
+        tool_id=tool.tool_id, name=tool.name, kind=kind, group=group, definition=tool.definition
+    )
+
+
+def catalogue(host: Host, *, refresh: bool = False) -> tuple[list[BuilderTool], dict[str, str]]:
+    """Every tool an agent may pick (runtime tools, then imported actions), and a note per
+    MCP server that is unavailable. Cached per host (kept out of the Reflex state, which
+    is pickled); `refresh` rebuilds it after an import."""
+    global _catalogue_cache
+    cached = _catalogue_cache
+    if not refresh and cached is not None and cached[0] is host:
+        return cached[1], cached[2]
+    runtime_tools = host.runtime.tools
+    tools = [_builder_tool(t) for t in runtime_tools]
+    known = {t.tool_id for t in tools}
+    stored = action_store.list_action_documents(host.engine)
+    actions, _problems = load_action_tools((d.source, d.document) for d in stored)
+    tools.extend(_builder_tool(a) for a in actions if a.tool_id not in known)
+    notes = {
+        server: f"This server is not available right now ({reason}); its tools can't be picked."
+        for server, reason in host.runtime.mcp_failures.items()
+    }
+    _catalogue_cache = (host, tools, notes)
+    return tools, notes
+
+
+_catalogue_cache: tuple[Host, list[BuilderTool], dict[str, str]] | None = None
+
+
+_COSTS: dict[tuple[str, str], ToolTokenCost] = {}
+
+
+def _costs(tools: Sequence[BuilderTool]) -> dict[str, ToolTokenCost]:
+    """Token costs per tool id, cached per process by definition text."""
+    count = get_tokenizer().count
+    out: dict[str, ToolTokenCost] = {}
+    for tool in tools:
+        key = (tool.tool_id, definition_text(tool.definition))
+        cost = _COSTS.get(key)
+        if cost is None:
+            cost = _COSTS[key] = tool_token_cost(tool.definition, count)
+        out[tool.tool_id] = cost
+    return out
+
+
+# --- the state ----------------------------------------------------------------------------
+
+
+class AgentsState(rx.State):
+    """The agents page (`/agents`)."""
+
+    agents: list[AgentRowVM] = []
+    agent_id: str = ""
+    editing: bool = False
+    form_key: str = "new"
+    name: str = ""
+    instructions: str = ""
+    endpoint: str = ""
+    model: str = ""
+    endpoints: list[str] = []
+    models: list[str] = []
+    groups: list[GroupVM] = []
+    show_intent: bool = True
+    show_background: bool = True
+    show_defer: bool = True
+    show_code_only: bool = True
+    tokenizer: str = ""
+    tokens_with: int = 0
+    tokens_without: int = 0
+    describing: int = 0
+    error: str = ""
+    notice: str = ""
+    import_url: str = ""
+    importing: bool = False
+    _tool_options: dict[str, Any] = {}
+    _picked: list[str] = []
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    @rx.event
+    async def load_page(self) -> None:
+        host = await get_host()
+        caps = frozenset(host.config.capabilities)
+        shown = set(visible_options(caps))
+        self.show_intent = "describe_intent" in shown
+        self.show_background = "run_in_background" in shown
+        self.show_defer = "defer_loading" in shown
+        self.show_code_only = "allowed_callers" in shown
+        self.endpoints = [e.name for e in host.config.endpoints]
+        await asyncio.to_thread(catalogue, host, refresh=True)
+        self.tokenizer = (await asyncio.to_thread(get_tokenizer)).name
+        self._refresh_agents(host)
+        reopen = self.agent_id if any(a.id == self.agent_id for a in self.agents) else ""
+        if not reopen and not self.editing and self.agents:
+            latest = max(agent_store.list_agents(host.engine), key=lambda a: a.updated_at)
+            reopen = str(latest.id)
+        if reopen:
+            self._open(host, reopen)
+        elif not self.editing:
+            self._start_draft(host)
+        else:
+            self._render(host)
+
+    # --- agents ---------------------------------------------------------------------------
+
+    def _refresh_agents(self, host: Host) -> None:
+        rows = []
+        for agent in agent_store.list_agents(host.engine):
+            n = len(agent.tools)
+            rows.append(
+                AgentRowVM(
+                    id=str(agent.id),
+                    name=agent.name,
+                    summary=f"{n} tool{'s' if n != 1 else ''}",
+                    selected=str(agent.id) == self.agent_id,
+                )
+            )
+        self.agents = rows
+
+    def _sync_models(self, host: Host) -> None:
+        endpoint = host.config.endpoint(self.endpoint) if self.endpoint else None
+        self.models = list(endpoint.models) if endpoint else []
+        if self.model not in self.models:
+            self.model = self.models[0] if self.models else ""
+
+    def _start_draft(self, host: Host) -> None:
+        self.agent_id = ""
+        self.editing = True
+        self.form_key = f"new-{time.monotonic_ns()}"
+        self.name = ""
+        self.instructions = ""
+        self.endpoint = self.endpoints[0] if self.endpoints else ""
+        self.model = ""
+        self._sync_models(host)
+        self._tool_options = {}
+        self._picked = []
+        self.error = ""
+        self._render(host)
+
+    def _open(self, host: Host, agent_id: str) -> None:
+        agent = agent_store.get_agent(host.engine, agent_id)
+        if agent is None:
+            self.error = "That agent no longer exists; it may have been deleted in another tab."
+            self._refresh_agents(host)
+            self._start_draft(host)
+            return
+        self.agent_id = str(agent.id)
+        self.editing = True
+        self.form_key = f"{agent.id}-{agent.updated_at}"
+        self.name = agent.name
+        self.instructions = agent.instructions
+        self.endpoint = agent.endpoint or (self.endpoints[0] if self.endpoints else "")
+        self.model = agent.model or ""
+        self._sync_models(host)
+        self._tool_options = agent.tool_options
+        self._picked = agent.tools
+        self.error = ""
+        self._refresh_agents(host)
+        self._render(host)
+
+    def _render(self, host: Host) -> None:
+        tools, notes = catalogue(host)
+        view = build_view(
+            tools,
+            tool_options=self._tool_options,
+            picked=self._picked,
+            capabilities=host.config.capabilities,
+            costs=_costs(tools),
+            notes=notes,
+        )
+        self.groups = view.groups
+        self.tokens_with = view.tokens_with
+        self.tokens_without = view.tokens_without
+        self.describing = view.describing
+
+    @rx.event
+    async def new_agent(self) -> None:
+        host = await get_host()
+        self.notice = ""
+        self._start_draft(host)
+        self._refresh_agents(host)
+
+    @rx.event
+    async def open_agent(self, agent_id: str) -> None:
+        host = await get_host()
+        self.notice = ""
+        self._open(host, agent_id)
+
+    @rx.event
+    async def set_endpoint(self, value: str) -> None:
+        host = await get_host()
+        self.endpoint = value
+        self._sync_models(host)
+
+    @rx.event
+    def set_model(self, value: str) -> None:
+        self.model = value
+
+    @rx.event
+    async def save(self, form: dict[str, Any]) -> None:
+        host = await get_host()
+        name = str(form.get("name") or "").strip()
+        instructions = str(form.get("instructions") or "")
+        self.endpoint = str(form.get("endpoint") or self.endpoint)
+        self.model = str(form.get("model") or self.model)
+        if not name:
+            self.error = "Give the agent a name before saving (any text, e.g. “Code reviewer”)."
+            return
+        self.name, self.instructions = name, instructions
+        fields = {
+            "name": name,
+            "instructions": instructions,
+            "endpoint": self.endpoint or None,
+            "model": self.model or None,
+        }
+        if self.agent_id:
+            agent = agent_store.update_agent(host.engine, self.agent_id, **fields)
+            if agent is None:
+                self.error = "This agent was deleted meanwhile; Save again to create it anew."
+                self.agent_id = ""
+                return
+        else:
+            agent = agent_store.create_agent(
+                host.engine, **fields, tools=self._picked, tool_options=self._tool_options
+            )
+            self.agent_id = str(agent.id)
+        self.error = ""
+        self.notice = f"Saved “{name}”."
+        self._refresh_agents(host)
+
+    @rx.event
+    async def duplicate(self, agent_id: str) -> None:
+        host = await get_host()
+        copy = agent_store.duplicate_agent(host.engine, agent_id)
+        if copy is None:
+            self.error = "That agent no longer exists, so it can't be duplicated."
+            self._refresh_agents(host)
+            return
+        self.notice = f"Created “{copy.name}”."
+        self._open(host, str(copy.id))
+
+    @rx.event
+    async def delete(self, agent_id: str) -> None:
+        host = await get_host()
+        agent_store.delete_agent(host.engine, agent_id)
+        self.notice = "Agent deleted."
+        if agent_id == self.agent_id:
+            self._start_draft(host)
+        self._refresh_agents(host)
+
+    # --- tools and switches ---------------------------------------------------------------
+
+    def _tool(self, host: Host, tool_id: str) -> BuilderTool | None:
+        return next((t for t in catalogue(host)[0] if t.tool_id == tool_id), None)
+
+    def _persist(self, host: Host, **fields: Any) -> None:
+        if not self.agent_id:
+            return  # a draft: Save writes everything
+        if agent_store.update_agent(host.engine, self.agent_id, **fields) is None:
+            self.error = "This agent was deleted meanwhile; Save to create it anew."
+            self.agent_id = ""
+
+    def _current_options(self, host: Host) -> dict[str, Any]:
+        # Re-read a saved agent, so two tabs editing one agent do not undo each other.
+        if self.agent_id:
+            agent = agent_store.get_agent(host.engine, self.agent_id)
+            if agent is not None:
+                return agent.tool_options
+        return dict(self._tool_options)
+
+    @rx.event
+    async def toggle_pick(self, tool_id: str) -> None:
+        host = await get_host()
+        picked = list(self._picked)
+        picked = [t for t in picked if t != tool_id] if tool_id in picked else [*picked, tool_id]
+        self._picked = picked
+        self._persist(host, tools=picked)
+        self._render(host)
+
+    @rx.event
+    async def toggle_option(self, tool_id: str, option: str) -> None:
+        host = await get_host()
+        tool = self._tool(host, tool_id)
+        caps = frozenset(host.config.capabilities)
+        if tool is None or option not in visible_options(caps):
+            return
+        options = self._current_options(host)
+        if not option_eligible(tool, options, caps, option):
+            return  # aria-disabled: the stored state stays as it is
+        updated = set_option(options, tool, option, not option_on(tool, options, option))
+        self._tool_options = dict(updated)
+        self._persist(host, tool_options=self._tool_options)
+        self._render(host)
+
+    @rx.event
+    async def toggle_describe_all(self, group: str) -> None:
+        host = await get_host()
+        caps = frozenset(host.config.capabilities)
+        if DESCRIBE_INTENT_OPTION not in visible_options(caps):
+            return
+        members = [t for t in catalogue(host)[0] if t.group == group]
+        options = self._current_options(host)
+        updated = describe_all(options, members, caps)
+        if updated is options:
+            return
+        self._tool_options = dict(updated)
+        self._persist(host, tool_options=self._tool_options)
+        self._render(host)
+
+    # --- OpenAPI actions ------------------------------------------------------------------
+
+    @rx.event
+    def set_import_url(self, value: str) -> None:
+        self.import_url = value
+
+    async def _import(self, host: Host, spec_source: str, loader: Awaitable[ActionSpec]) -> None:
+        try:
+            spec = await loader
+        except OpenApiError as exc:
+            self.error = str(exc)
+            self.notice = ""
+            return
+        action_store.save_action_document(
+            host.engine,
+            encoded_domain=spec.encoded_domain,
+            domain=spec.domain,
+            title=spec.title,
+            source=spec_source,
+            document=spec.document,
+            now=time.time,
+        )
+        catalogue(host, refresh=True)
+        self.error = ""
+        n = len(spec.operations)
+        self.notice = f"Imported {n} action{'s' if n != 1 else ''} from {spec.title}."
+        self._render(host)
+
+    @rx.event
+    async def import_from_url(self) -> AsyncIterator[None]:
+        host = await get_host()
+        url = self.import_url.strip()
+        if not url:
+            self.error = "Paste the address of an OpenAPI document first (https://…)."
+            return
+        self.importing = True
+        yield
+        await self._import(host, url, fetch_openapi(url))
+        self.importing = False
+
+    @rx.event
+    async def handle_upload(self, files: list[rx.UploadFile]) -> None:
+        host = await get_host()
+        for upload in files:
+            name = getattr(upload, "filename", None) or upload.name or "uploaded file"
+            data = await upload.read()
+
+            async def parse(data: bytes = data, name: str = name) -> ActionSpec:
+                return parse_openapi(data, source=name)
+
+            await self._import(host, name, parse())

@@ -1,0 +1,394 @@
+"""The agents page at `/agents`: list, create, edit, duplicate and delete agents, pick their
+tools, switch each tool's capabilities, and import OpenAPI actions.
+
+Register with `app.add_page(agents_page, route="/agents", title="Agents · Intent UI",
+on_load=AgentsState.load_page)`.
+"""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from intent_ui.ui.builder_state import AgentRowVM, AgentsState, GroupVM, ToolRowVM
+from intent_ui.ui.components.capability_toggle import builder_text, capability_toggle
+
+__all__ = ["UPLOAD_ID", "agents_page"]
+
+UPLOAD_ID = "openapi-upload"
+
+
+def _agent_row(agent: rx.Var[AgentRowVM]) -> rx.Component:
+    return rx.el.div(
+        rx.el.button(
+            rx.el.span(agent.name, class_name="iu-agent-name"),
+            rx.el.span(agent.summary, class_name="iu-agent-summary"),
+            type="button",
+            class_name="iu-agent-open",
+            on_click=AgentsState.open_agent(agent.id),
+            custom_attrs={"data-testid": "agent-open", "title": agent.name},
+        ),
+        rx.el.button(
+            rx.icon("pencil", size=13),
+            type="button",
+            class_name="iu-btn iu-btn-icon",
+            on_click=AgentsState.open_agent(agent.id),
+            custom_attrs={"aria-label": "Edit " + agent.name, "data-testid": "agent-edit"},
+        ),
+        rx.el.button(
+            rx.icon("copy", size=13),
+            type="button",
+            class_name="iu-btn iu-btn-icon",
+            on_click=AgentsState.duplicate(agent.id),
+            custom_attrs={
+                "aria-label": "Duplicate " + agent.name,
+                "data-testid": "agent-duplicate",
+            },
+        ),
+        rx.el.button(
+            rx.icon("trash_2", size=13),
+            type="button",
+            class_name="iu-btn iu-btn-icon iu-btn-danger",
+            on_click=AgentsState.delete(agent.id),
+            custom_attrs={"aria-label": "Delete " + agent.name, "data-testid": "agent-delete"},
+        ),
+        class_name="iu-agent-row",
+        custom_attrs={
+            "data-testid": "agent-row",
+            "data-agent-id": agent.id,
+            "data-selected": rx.cond(agent.selected, "true", "false"),
+        },
+    )
+
+
+def _agent_list() -> rx.Component:
+    return rx.el.aside(
+        rx.el.div(
+            rx.el.a("← Chat", href="/", class_name="iu-back"),
+            rx.el.h1("Agents", class_name="iu-builder-title"),
+            class_name="iu-builder-head",
+        ),
+        rx.el.button(
+            rx.icon("plus", size=14),
+            "New agent",
+            type="button",
+            class_name="iu-btn iu-btn-primary iu-agent-new",
+            on_click=AgentsState.new_agent,
+            custom_attrs={"data-testid": "agent-new"},
+        ),
+        rx.el.nav(
+            rx.foreach(AgentsState.agents, _agent_row),
+            class_name="iu-agent-list",
+            custom_attrs={"aria-label": "Saved agents"},
+        ),
+        class_name="iu-builder-side",
+    )
+
+
+def _select(
+    options: rx.Var[list[str]], value: rx.Var[str], on_change: object, name: str, label: str
+) -> rx.Component:
+    return rx.el.label(
+        rx.el.span(label, class_name="iu-field-label"),
+        rx.el.select(
+            rx.foreach(options, lambda o: rx.el.option(o, value=o)),
+            name=name,
+            value=value,
+            on_change=on_change,
+            class_name="iu-select",
+            custom_attrs={"data-testid": f"agent-{name}"},
+        ),
+        class_name="iu-field",
+    )
+
+
+def _form() -> rx.Component:
+    return rx.el.form(
+        rx.el.label(
+            rx.el.span("Name", class_name="iu-field-label"),
+            rx.el.input(
+                name="name",
+                default_value=AgentsState.name,
+                placeholder="e.g. Code reviewer",
+                class_name="iu-input",
+                custom_attrs={"data-testid": "agent-name", "autocomplete": "off"},
+            ),
+            class_name="iu-field",
+        ),
+        rx.el.label(
+            rx.el.span("Instructions", class_name="iu-field-label"),
+            rx.el.textarea(
+                name="instructions",
+                default_value=AgentsState.instructions,
+                placeholder="What should this agent do, and how?",
+                rows=3,
+                class_name="iu-input",
+                custom_attrs={"data-testid": "agent-instructions"},
+            ),
+            class_name="iu-field",
+        ),
+        rx.el.div(
+            _select(
+                AgentsState.endpoints,
+                AgentsState.endpoint,
+                AgentsState.set_endpoint,
+                "endpoint",
+                "Endpoint",
+            ),
+            _select(AgentsState.models, AgentsState.model, AgentsState.set_model, "model", "Model"),
+            class_name="iu-field-row",
+        ),
+        rx.el.div(
+            rx.el.button(
+                "Save",
+                type="submit",
+                class_name="iu-btn iu-btn-primary",
+                custom_attrs={"data-testid": "agent-save"},
+            ),
+            rx.cond(
+                AgentsState.agent_id == "",
+                rx.el.span("New agent, not saved yet", class_name="iu-muted"),
+            ),
+            class_name="iu-field-row",
+        ),
+        key=AgentsState.form_key,
+        on_submit=AgentsState.save,
+        class_name="iu-agent-form",
+        custom_attrs={"data-testid": "agent-form"},
+    )
+
+
+def _messages() -> rx.Component:
+    return rx.el.div(
+        rx.cond(
+            AgentsState.error != "",
+            rx.el.p(
+                AgentsState.error,
+                class_name="iu-builder-error",
+                custom_attrs={"role": "alert", "data-testid": "builder-error"},
+            ),
+        ),
+        rx.cond(
+            AgentsState.notice != "",
+            rx.el.p(
+                AgentsState.notice,
+                class_name="iu-builder-notice",
+                custom_attrs={"role": "status", "data-testid": "builder-notice"},
+            ),
+        ),
+    )
+
+
+def _token_totals() -> rx.Component:
+    return rx.cond(
+        AgentsState.show_intent,
+        rx.el.p(
+            "Tool descriptions sent with every request: ",
+            rx.el.strong(
+                AgentsState.tokens_with.to_string(),
+                custom_attrs={"data-testid": "tokens-with-intents"},
+            ),
+            " tokens with intents, ",
+            rx.el.strong(
+                AgentsState.tokens_without.to_string(),
+                custom_attrs={"data-testid": "tokens-without-intents"},
+            ),
+            " without (counted with ",
+            rx.el.span(AgentsState.tokenizer, custom_attrs={"data-testid": "tokenizer-name"}),
+            ").",
+            class_name="iu-token-totals",
+            custom_attrs={"data-testid": "token-totals"},
+        ),
+        rx.el.p(
+            "Counted with ",
+            rx.el.span(AgentsState.tokenizer, custom_attrs={"data-testid": "tokenizer-name"}),
+            ": ",
+            AgentsState.tokens_without.to_string(),
+            " tokens of tool descriptions per request.",
+            class_name="iu-token-totals",
+            custom_attrs={"data-testid": "token-totals"},
+        ),
+    )
+
+
+def _tool_row(row: rx.Var[ToolRowVM]) -> rx.Component:
+    return rx.el.div(
+        rx.el.label(
+            rx.el.input(
+                type="checkbox",
+                checked=row.picked,
+                on_change=lambda _value: AgentsState.toggle_pick(row.tool_id),
+                custom_attrs={"data-testid": "tool-pick", "data-tool": row.tool_id},
+            ),
+            rx.el.span(
+                rx.el.span(row.name, class_name="iu-tool-name"),
+                rx.el.span(row.description, class_name="iu-tool-desc", title=row.description),
+                class_name="iu-tool-text",
+            ),
+            class_name="iu-tool-pick",
+        ),
+        rx.el.div(
+            rx.cond(
+                AgentsState.show_intent,
+                capability_toggle(
+                    "describe_intent",
+                    pressed=row.intent.pressed,
+                    disabled=row.intent.disabled,
+                    tooltip=row.intent.tooltip,
+                    label=row.intent.label,
+                    cost=row.intent.cost,
+                    on_click=AgentsState.toggle_option(row.tool_id, "describe_intent"),
+                    attrs={"data-tool": row.tool_id},
+                ),
+            ),
+            rx.cond(
+                AgentsState.show_background,
+                capability_toggle(
+                    "run_in_background",
+                    pressed=row.background.pressed,
+                    disabled=row.background.disabled,
+                    tooltip=row.background.tooltip,
+                    label=row.background.label,
+                    on_click=AgentsState.toggle_option(row.tool_id, "run_in_background"),
+                    attrs={"data-tool": row.tool_id},
+                ),
+            ),
+            rx.cond(
+                AgentsState.show_defer,
+                capability_toggle(
+                    "defer_loading",
+                    pressed=row.defer.pressed,
+                    disabled=row.defer.disabled,
+                    tooltip=row.defer.tooltip,
+                    label=row.defer.label,
+                    on_click=AgentsState.toggle_option(row.tool_id, "defer_loading"),
+                    attrs={"data-tool": row.tool_id},
+                ),
+            ),
+            rx.cond(
+                AgentsState.show_code_only,
+                capability_toggle(
+                    "allowed_callers",
+                    pressed=row.code_only.pressed,
+                    disabled=row.code_only.disabled,
+                    tooltip=row.code_only.tooltip,
+                    label=row.code_only.label,
+                    on_click=AgentsState.toggle_option(row.tool_id, "allowed_callers"),
+                    attrs={"data-tool": row.tool_id},
+                ),
+            ),
+            class_name="iu-tool-toggles",
+        ),
+        class_name="iu-tool-row",
+        custom_attrs={
+            "data-testid": "tool-row",
+            "data-tool": row.tool_id,
+            "data-kind": row.kind,
+            "data-picked": rx.cond(row.picked, "true", "false"),
+        },
+    )
+
+
+def _group(group: rx.Var[GroupVM]) -> rx.Component:
+    return rx.el.section(
+        rx.el.div(
+            rx.el.h3(group.title, class_name="iu-group-title"),
+            rx.cond(
+                AgentsState.show_intent,
+                capability_toggle(
+                    "describe_intent",
+                    pressed=group.describe_all.pressed,
+                    disabled=group.describe_all.disabled,
+                    tooltip=group.describe_all.tooltip,
+                    label=group.describe_all.label,
+                    text=builder_text("com_ui_mcp_describe_all"),
+                    on_click=AgentsState.toggle_describe_all(group.key),
+                    testid="describe-all-toggle",
+                    attrs={"data-server": group.key},
+                ),
+            ),
+            class_name="iu-group-bar",
+        ),
+        rx.cond(group.note != "", rx.el.p(group.note, class_name="iu-builder-error")),
+        rx.foreach(group.tools, _tool_row),
+        class_name="iu-tool-group",
+        custom_attrs={
+            "data-testid": "tool-group-section",
+            "data-server": group.key,
+            "data-kind": group.kind,
+        },
+    )
+
+
+def _actions_import() -> rx.Component:
+    return rx.el.section(
+        rx.el.h3("Import actions from an OpenAPI document", class_name="iu-group-title"),
+        rx.el.p(
+            "Each operation of the API becomes a tool. Choose a JSON or YAML file, or paste "
+            "the document's address.",
+            class_name="iu-muted",
+        ),
+        rx.upload(
+            rx.el.div(
+                rx.icon("upload", size=14),
+                rx.el.span("Choose or drop an OpenAPI file"),
+                class_name="iu-upload-inner",
+            ),
+            id=UPLOAD_ID,
+            multiple=False,
+            accept={
+                "application/json": [".json"],
+                "application/yaml": [".yaml", ".yml"],
+                "text/yaml": [".yaml", ".yml"],
+            },
+            on_drop=AgentsState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),
+            class_name="iu-upload",
+            custom_attrs={"data-testid": "action-upload"},
+        ),
+        rx.el.div(
+            rx.el.input(
+                value=AgentsState.import_url,
+                on_change=AgentsState.set_import_url,
+                placeholder="https://example.com/openapi.json",
+                class_name="iu-input",
+                custom_attrs={"data-testid": "action-url", "aria-label": "OpenAPI document URL"},
+            ),
+            rx.el.button(
+                rx.cond(AgentsState.importing, "Importing…", "Import"),
+                type="button",
+                class_name="iu-btn",
+                disabled=AgentsState.importing,
+                on_click=AgentsState.import_from_url,
+                custom_attrs={"data-testid": "action-import-url"},
+            ),
+            class_name="iu-field-row",
+        ),
+        class_name="iu-tool-group iu-import",
+    )
+
+
+def _editor() -> rx.Component:
+    return rx.el.main(
+        _messages(),
+        _form(),
+        rx.el.h2("Tools", class_name="iu-builder-subtitle"),
+        rx.el.p(
+            "Tick the tools this agent may use. The switches beside each tool decide how it "
+            "behaves; switches for features your administrator has turned off are hidden.",
+            class_name="iu-muted",
+        ),
+        _token_totals(),
+        rx.foreach(AgentsState.groups, _group),
+        _actions_import(),
+        class_name="iu-builder-main",
+    )
+
+
+def agents_page() -> rx.Component:
+    """The `/agents` page."""
+    return rx.el.div(
+        rx.el.link(rel="stylesheet", href="/builder.css"),
+        _agent_list(),
+        _editor(),
+        class_name="iu-builder",
+        custom_attrs={"data-testid": "agents-page"},
+    )
