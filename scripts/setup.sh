@@ -23,6 +23,8 @@ if [ ! -f "$STAMP" ]; then
   say "Installing Python packages from $REQ"
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$REQ"
+  # Editable, so `python -m intent_ui` and `intent-ui` work from any folder.
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
   touch "$STAMP"
 fi
 
