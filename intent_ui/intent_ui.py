@@ -11,6 +11,8 @@ from intent_ui.config import load_config
 for _name in [n for n in sys.modules if n.startswith("intent_ui.ui.") and n != "intent_ui.ui.host"]:
     del sys.modules[_name]
 
+from intent_ui.ui.builder_state import AgentsState  # noqa: E402
+from intent_ui.ui.pages.agents import agents_page  # noqa: E402
 from intent_ui.ui.pages.chat import chat_page  # noqa: E402
 from intent_ui.ui.state import ChatState  # noqa: E402
 
@@ -22,3 +24,6 @@ app = rx.App(
     head_components=[rx.el.script(src="/intent_ui.js", defer=True)],
 )
 app.add_page(chat_page, route="/", title="Intent UI", on_load=ChatState.load_page)
+app.add_page(
+    agents_page, route="/agents", title="Agents · Intent UI", on_load=AgentsState.load_page
+)

@@ -548,6 +548,8 @@ class AgentsState(rx.State):
         picked = [t for t in picked if t != tool_id] if tool_id in picked else [*picked, tool_id]
         self._picked = picked
         self._persist(host, tools=picked)
+        if self.agent_id:
+            self._refresh_agents(host)
         self._render(host)
 
     @rx.event

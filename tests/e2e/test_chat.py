@@ -212,3 +212,39 @@ def test_reduced_motion_removes_the_shimmer(
         finally:
             release.set()
             context.close()
+
+
+def test_agent_with_describe_intent_off_shows_default_labels_for_that_tool(
+    app: AppHarness, page: Page, scenario: Scenario, server: ReplayServer
+) -> None:
+    from intent_ui.store import agents as agent_store
+    from intent_ui.store.db import database_url, init_db
+
+    engine = init_db(database_url())
+    agent = agent_store.create_agent(
+        engine,
+        name="Half-described",
+        tools=["search_code_mcp_github", "slow_mcp_github"],
+        tool_options={"slow_mcp_github": {"describe_intent": True}},
+    )
+    scenario.first = calls_script(
+        [
+            search("call_s", "Searching for OAuth handling", "oauth"),
+            ("call_w", "slow", {"intent": "Waiting for the index", "seconds": 0.1}),
+        ]
+    )
+    assert app.frontend_url
+    page.goto(app.frontend_url)
+    page.get_by_test_id("agent-select").select_option(str(agent.id))
+    page.get_by_test_id("chat-input").fill("Use the half-described agent")
+    page.get_by_test_id("send-button").click()
+    cards = page.get_by_test_id("tool-call")
+    expect(cards.nth(0)).to_have_attribute("data-state", "settled")
+    expect(cards.nth(1)).to_have_attribute("data-state", "settled")
+    expect(page.get_by_test_id("tool-call-label")).to_have_text(
+        ["Ran search_code in github", "Waiting for the index"]
+    )
+    offered = {t["function"]["name"]: t["function"] for t in server.requests[-2].json["tools"]}
+    assert set(offered) == {"search_code", "slow"}
+    assert "intent" not in offered["search_code"]["parameters"]["properties"]
+    assert next(iter(offered["slow"]["parameters"]["properties"])) == "intent"

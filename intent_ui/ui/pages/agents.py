@@ -192,9 +192,9 @@ def _token_totals() -> rx.Component:
                 AgentsState.tokens_without.to_string(),
                 custom_attrs={"data-testid": "tokens-without-intents"},
             ),
-            " without (counted with ",
+            " without. Counted with ",
             rx.el.span(AgentsState.tokenizer, custom_attrs={"data-testid": "tokenizer-name"}),
-            ").",
+            ".",
             class_name="iu-token-totals",
             custom_attrs={"data-testid": "token-totals"},
         ),
@@ -213,9 +213,12 @@ def _token_totals() -> rx.Component:
 def _tool_row(row: rx.Var[ToolRowVM]) -> rx.Component:
     return rx.el.div(
         rx.el.label(
+            # Uncontrolled, so a click flips it at once (as a user and Playwright's `check`
+            # expect); the key remounts it with the server's value once that arrives.
             rx.el.input(
                 type="checkbox",
-                checked=row.picked,
+                default_checked=row.picked,
+                key=AgentsState.form_key + ":" + row.tool_id + ":" + row.picked.to_string(),
                 on_change=lambda _value: AgentsState.toggle_pick(row.tool_id),
                 custom_attrs={"data-testid": "tool-pick", "data-tool": row.tool_id},
             ),

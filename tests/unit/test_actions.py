@@ -1,0 +1,363 @@
+"""OpenAPI actions (agent.tools.actions): import, naming, aliasing and calls."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from intent_ui.agent.tools.actions import (
+    ActionTool,
+    OpenApiError,
+    action_tool_id,
+    action_tool_id_aliases,
+    build_action_tools,
+    encode_domain,
+    fetch_openapi,
+    is_action_tool,
+    load_action_tools,
+    parse_openapi,
+)
+from intent_ui.core.capabilities.selection import resolve_opt_in
+
+SLACK = {
+    "openapi": "3.0.3",
+    "info": {"title": "Slack", "version": "1"},
+    "servers": [{"url": "https://slack.com/api"}],
+    "paths": {
+        "/chat.postMessage": {
+            "post": {
+                "operationId": "chat.postMessage",
+                "summary": "Send a message to a channel.",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/Message"}}
+                    },
+                },
+            }
+        },
+        "/channels/{channel}/history": {
+            "parameters": [{"name": "channel", "in": "path", "schema": {"type": "string"}}],
+            "get": {
+                "operationId": "get---history",
+                "parameters": [
+                    {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                    {"name": "X-Trace", "in": "header", "required": True},
+                    {"name": "session", "in": "cookie"},
+                ],
+            },
+        },
+    },
+    "components": {
+        "schemas": {
+            "Message": {
+                "type": "object",
+                "required": ["channel", "text"],
+                "properties": {
+                    "channel": {"type": "string"},
+                    "text": {"type": "string"},
+                    "thread": {"$ref": "#/components/schemas/Message"},
+                },
+            }
+        }
+    },
+}
+
+YAML_DOC = """
+openapi: 3.1.0
+info: {title: Pets}
+servers:
+  - url: https://{region}.pets.example:8443/v1
+    variables: {region: {default: eu}}
+paths:
+  /pets:
+    get:
+      summary: List pets
+"""
+
+
+def spec_tools(document: dict[str, Any] = SLACK, **kwargs: Any) -> dict[str, ActionTool]:
+    tools = build_action_tools(parse_openapi(document, source="slack.json"), **kwargs)
+    return {tool.operation.operation_id: tool for tool in tools}
+
+
+# --- naming -------------------------------------------------------------------------------
+
+
+def test_encode_domain_replaces_dots() -> None:
+    assert encode_domain("https://slack.com/api") == "slack---com"
+
+
+def test_encode_domain_appends_the_port() -> None:
+    assert encode_domain("http://127.0.0.1:8000") == "127---0---0---1_8000"
+
+
+def test_tool_id_keeps_the_operation_id_characters() -> None:
+    tools = spec_tools()
+    assert set(t.tool_id for t in tools.values()) == {
+        "chat.postMessage_action_slack---com",
+        "get---history_action_slack---com",
+    }
+
+
+def test_model_facing_name_uses_the_runtime_spelling() -> None:
+    assert spec_tools()["get---history"].name == "get---history_action_slack_com"
+
+
+def test_aliases_give_both_spellings_of_the_domain_only() -> None:
+    assert action_tool_id_aliases("get---history_action_slack---com") == (
+        "get---history_action_slack---com",
+        "get---history_action_slack_com",
+    )
+
+
+def test_aliases_of_a_collapsed_id_are_itself() -> None:
+    assert action_tool_id_aliases("post_action_slack_com") == ("post_action_slack_com",)
+
+
+def test_action_tool_id_joins_with_the_delimiter() -> None:
+    assert action_tool_id("listPets", "api---x---io") == "listPets_action_api---x---io"
+
+
+def test_options_under_either_spelling_resolve_for_the_runtime_id() -> None:
+    tool = spec_tools()["chat.postMessage"]
+    for stored in ("chat.postMessage_action_slack---com", "chat.postMessage_action_slack_com"):
+        options = {stored: {"describe_intent": True}}
+        assert resolve_opt_in(options, "describe_intent", tool.tool_id) is True
+        assert resolve_opt_in(options, "describe_intent", tool.name) is True
+
+
+def test_action_is_recognised_by_kind() -> None:
+    assert is_action_tool(spec_tools()["chat.postMessage"]) is True
+
+
+def test_mcp_tool_with_the_delimiter_in_its_name_is_not_an_action() -> None:
+    class FakeMcp:
+        kind = "mcp"
+        name = "foo_action_bar"
+        tool_id = "foo_action_bar_mcp_github"
+
+    assert is_action_tool(FakeMcp()) is False
+
+
+# --- parsing ------------------------------------------------------------------------------
+
+
+def test_yaml_document_with_server_variables() -> None:
+    spec = parse_openapi(YAML_DOC, source="pets.yaml")
+    assert spec.server_url == "https://eu.pets.example:8443/v1"
+    assert spec.encoded_domain == "eu---pets---example_8443"
+    assert spec.title == "Pets"
+
+
+def test_missing_operation_id_is_derived_from_method_and_path() -> None:
+    spec = parse_openapi(YAML_DOC, source="pets.yaml")
+    assert spec.operations[0].operation_id == "get_pets"
+
+
+def test_json_body_properties_become_arguments() -> None:
+    params = spec_tools()["chat.postMessage"].definition["parameters"]
+    assert list(params["properties"]) == ["channel", "text", "thread"]
+    assert params["required"] == ["channel", "text"]
+
+
+def test_recursive_refs_end_in_an_open_schema() -> None:
+    thread = spec_tools()["chat.postMessage"].definition["parameters"]["properties"]["thread"]
+    assert thread == {}
+
+
+def test_path_query_and_header_parameters_become_arguments() -> None:
+    params = spec_tools()["get---history"].definition["parameters"]
+    assert list(params["properties"]) == ["channel", "limit", "X-Trace"]
+    assert params["required"] == ["channel", "X-Trace"]
+
+
+def test_a_body_property_clashing_with_a_parameter_is_renamed() -> None:
+    doc = {
+        "openapi": "3.0.0",
+        "servers": [{"url": "https://a.io"}],
+        "paths": {
+            "/items/{id}": {
+                "put": {
+                    "operationId": "put",
+                    "parameters": [{"name": "id", "in": "path"}],
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "properties": {"id": {}, "n": {}}}
+                            }
+                        }
+                    },
+                }
+            }
+        },
+    }
+    params = parse_openapi(doc).operations[0].parameters
+    assert list(params["properties"]) == ["id", "body_id", "n"]
+
+
+def test_a_non_object_body_is_one_argument() -> None:
+    doc = {
+        "openapi": "3.0.0",
+        "servers": [{"url": "https://a.io"}],
+        "paths": {
+            "/bulk": {
+                "post": {
+                    "operationId": "bulk",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"type": "array"}}},
+                    },
+                }
+            }
+        },
+    }
+    params = parse_openapi(doc).operations[0].parameters
+    assert params == {
+        "type": "object",
+        "properties": {"body": {"type": "array"}},
+        "required": ["body"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", "empty"),
+        ("[1, 2]", "not a mapping"),
+        ("openapi: [unclosed", "neither JSON nor YAML"),
+        ('{"swagger": "2.0", "paths": {}}', "Swagger 2.0"),
+        ('{"openapi": "3.0.0", "servers": [{"url": "https://a.io"}]}', "'paths' is missing"),
+        ('{"openapi": "3.0.0", "paths": {"/a": {"get": {}}}}', "names no server"),
+        ('{"openapi": "3.0.0", "servers": [{"url": "/v1"}], "paths": {}}', "relative"),
+        ('{"openapi": "3.0.0", "servers": [{"url": "ftp://a.io"}], "paths": {}}', "http(s)"),
+        (b"\xff\xfe\x00", "not UTF-8"),
+    ],
+)
+def test_bad_documents_give_a_clear_error(text: str | bytes, problem: str) -> None:
+    with pytest.raises(OpenApiError) as info:
+        parse_openapi(text, source="doc.json")
+    assert problem in str(info.value)
+    assert str(info.value).startswith("doc.json")
+
+
+def test_duplicate_operation_ids_are_refused() -> None:
+    doc = {
+        "openapi": "3.0.0",
+        "servers": [{"url": "https://a.io"}],
+        "paths": {"/a": {"get": {"operationId": "x"}}, "/b": {"get": {"operationId": "x"}}},
+    }
+    with pytest.raises(OpenApiError, match="used by both GET /a and GET /b"):
+        parse_openapi(doc)
+
+
+def test_relative_server_resolves_against_the_document_url() -> None:
+    doc = json.dumps(
+        {"openapi": "3.0.0", "servers": [{"url": "/v1"}], "paths": {"/a": {"get": {}}}}
+    )
+    spec = parse_openapi(doc, base_url="https://api.example.com/openapi.json")
+    assert spec.server_url == "https://api.example.com/v1"
+
+
+def test_load_action_tools_skips_documents_that_no_longer_parse() -> None:
+    tools, problems = load_action_tools([("good.json", SLACK), ("bad.json", {"openapi": "2"})])
+    assert len(tools) == 2
+    assert len(problems) == 1 and problems[0].startswith("bad.json")
+
+
+# --- calling ------------------------------------------------------------------------------
+
+
+def recording_client(
+    status: int = 200, body: str = '{"ok": true}'
+) -> tuple[httpx.AsyncClient, list[httpx.Request]]:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(status, text=body)
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler)), seen
+
+
+async def test_call_sends_json_body_and_strips_the_intent() -> None:
+    client, seen = recording_client()
+    tool = spec_tools(client=client)["chat.postMessage"]
+    result = await tool.call({"intent": "Posting the summary", "channel": "C1", "text": "hi"})
+    assert result.is_error is False
+    assert result.output == '{"ok": true}'
+    assert seen[0].method == "POST"
+    assert str(seen[0].url) == "https://slack.com/api/chat.postMessage"
+    assert json.loads(seen[0].content) == {"channel": "C1", "text": "hi"}
+
+
+async def test_call_fills_path_query_and_header() -> None:
+    client, seen = recording_client()
+    tool = spec_tools(client=client)["get---history"]
+    await tool.call({"channel": "a/b c", "limit": 5, "X-Trace": "t1"})
+    assert str(seen[0].url) == "https://slack.com/api/channels/a%2Fb%20c/history?limit=5"
+    assert seen[0].headers["X-Trace"] == "t1"
+
+
+async def test_http_error_becomes_an_error_result() -> None:
+    client, _ = recording_client(status=404, body="channel_not_found")
+    result = await spec_tools(client=client)["chat.postMessage"].call({"channel": "x", "text": "y"})
+    assert result.is_error is True
+    assert "HTTP 404" in result.output and "channel_not_found" in result.output
+    assert "POST https://slack.com/api/chat.postMessage" in result.output
+
+
+async def test_network_failure_becomes_an_error_result() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(refuse))
+    result = await spec_tools(client=client)["chat.postMessage"].call({"channel": "x"})
+    assert result.is_error is True
+    assert "ConnectError" in result.output
+
+
+async def test_missing_path_argument_is_an_error_result() -> None:
+    client, seen = recording_client()
+    result = await spec_tools(client=client)["get---history"].call({"X-Trace": "t"})
+    assert result.is_error is True and "channel" in result.output
+    assert seen == []
+
+
+async def test_unknown_argument_is_an_error_result() -> None:
+    client, seen = recording_client()
+    result = await spec_tools(client=client)["chat.postMessage"].call({"colour": "red"})
+    assert result.is_error is True and "colour" in result.output
+    assert seen == []
+
+
+async def test_long_responses_are_cut() -> None:
+    client, _ = recording_client(body="x" * 50_000)
+    result = await spec_tools(client=client)["chat.postMessage"].call({})
+    assert len(result.output) < 21_000 and "cut at" in result.output
+
+
+# --- fetching -----------------------------------------------------------------------------
+
+
+async def test_fetch_openapi_parses_the_downloaded_document() -> None:
+    def serve(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text=YAML_DOC)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(serve))
+    spec = await fetch_openapi("https://pets.example/openapi.yaml", client=client)
+    assert [op.operation_id for op in spec.operations] == ["get_pets"]
+
+
+async def test_fetch_openapi_reports_http_errors() -> None:
+    client = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(404)))
+    with pytest.raises(OpenApiError, match="HTTP 404"):
+        await fetch_openapi("https://pets.example/missing.json", client=client)
+
+
+async def test_fetch_openapi_refuses_non_http_urls() -> None:
+    with pytest.raises(OpenApiError, match="not an http"):
+        await fetch_openapi("file:///etc/passwd")

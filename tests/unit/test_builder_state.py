@@ -1,0 +1,383 @@
+"""The agents page's state (ui.builder_state): view building and the handlers' writes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+
+from intent_ui.agent.tools.native import file_tools
+from intent_ui.agent.tools.workspace import Workspace
+from intent_ui.config import AppConfig
+from intent_ui.core.builder import BuilderTool
+from intent_ui.core.tokens import ToolTokenCost
+from intent_ui.store import agents as agent_store
+from intent_ui.store.db import dispose_engines, init_db
+from intent_ui.ui import builder_state
+from intent_ui.ui.builder_state import AgentsState, GroupVM, build_view
+from intent_ui.ui.host import Host
+
+ALL = frozenset({"tool_intents", "run_in_background", "deferred_tools", "programmatic_tools"})
+SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}}
+SLACK_DOC = {
+    "openapi": "3.0.0",
+    "info": {"title": "Slack"},
+    "servers": [{"url": "https://slack.com/api"}],
+    "paths": {"/chat.postMessage": {"post": {"operationId": "postMessage"}}},
+}
+SLACK_ID = "postMessage_action_slack---com"
+
+
+@dataclass
+class FakeMcpTool:
+    name: str
+    server: str = "github"
+    parameters: dict[str, Any] = field(default_factory=lambda: dict(SCHEMA))
+    kind: str = "mcp"
+
+    @property
+    def tool_id(self) -> str:
+        return f"{self.name}_mcp_{self.server}"
+
+    @property
+    def definition(self) -> dict[str, Any]:
+        return {"name": self.name, "description": f"{self.name}.", "parameters": self.parameters}
+
+
+ISSUE_PARAMS = {"type": "object", "properties": {"title": {}, "intent": {"type": "string"}}}
+
+
+@dataclass
+class FakeRuntime:
+    tools: list[Any]
+    mcp_failures: dict[str, str] = field(default_factory=dict)
+
+
+def mcp_row(tool_id: str, name: str) -> BuilderTool:
+    return BuilderTool(tool_id, name, "mcp", "github", {"name": name, "parameters": SCHEMA})
+
+
+COSTS = {
+    "search_code_mcp_github": ToolTokenCost(40, 110),
+    "slow_mcp_github": ToolTokenCost(30, 100),
+}
+SEARCH = mcp_row("search_code_mcp_github", "search_code")
+SLOW = mcp_row("slow_mcp_github", "slow")
+
+
+# --- build_view -----------------------------------------------------------------------------
+
+
+def test_groups_native_first_then_servers() -> None:
+    native = BuilderTool("read_file", "read_file", "native", "native", {"name": "read_file"})
+    view = build_view([SEARCH, native], tool_options={}, picked=[], capabilities=ALL, costs={})
+    assert [(g.kind, g.key) for g in view.groups] == [("native", "native"), ("mcp", "github")]
+
+
+def test_row_shows_the_intent_cost_and_state() -> None:
+    options = {"search_code_mcp_github": {"describe_intent": True}}
+    view = build_view([SEARCH], tool_options=options, picked=[], capabilities=ALL, costs=COSTS)
+    row = view.groups[0].tools[0]
+    assert row.intent.pressed is True and row.intent.disabled is False
+    assert row.intent.cost == "+70 tokens"
+    assert "70 tokens" in row.intent.tooltip
+
+
+def test_totals_count_only_picked_tools() -> None:
+    options = {"search_code_mcp_github": {"describe_intent": True}}
+    view = build_view(
+        [SEARCH, SLOW],
+        tool_options=options,
+        picked=["search_code_mcp_github"],
+        capabilities=ALL,
+        costs=COSTS,
+    )
+    assert (view.tokens_without, view.tokens_with, view.describing) == (40, 110, 1)
+
+
+def test_totals_without_the_capability_add_no_intents() -> None:
+    options = {"search_code_mcp_github": {"describe_intent": True}}
+    view = build_view(
+        [SEARCH],
+        tool_options=options,
+        picked=["search_code_mcp_github"],
+        capabilities={"run_in_background"},
+        costs=COSTS,
+    )
+    assert view.tokens_with == view.tokens_without == 40
+
+
+def test_describe_all_shows_pressed_only_when_every_eligible_tool_is_on() -> None:
+    some = {"search_code_mcp_github": {"describe_intent": True}}
+    every = {**some, "slow_mcp_github": {"describe_intent": True}}
+    tools = [SEARCH, SLOW]
+    assert (
+        build_view(tools, tool_options=some, picked=[], capabilities=ALL, costs={})
+        .groups[0]
+        .describe_all.pressed
+        is False
+    )
+    assert (
+        build_view(tools, tool_options=every, picked=[], capabilities=ALL, costs={})
+        .groups[0]
+        .describe_all.pressed
+        is True
+    )
+
+
+def test_code_only_row_is_disabled_with_its_state_visible() -> None:
+    options = {
+        "search_code_mcp_github": {"describe_intent": True, "allowed_callers": ["code_execution"]}
+    }
+    row = build_view([SEARCH], tool_options=options, picked=[], capabilities=ALL, costs=COSTS)
+    toggle = row.groups[0].tools[0].intent
+    assert (toggle.pressed, toggle.disabled, toggle.cost) == (True, True, "")
+    assert "only called from code" in toggle.tooltip
+
+
+def test_unavailable_server_gets_a_note() -> None:
+    view = build_view(
+        [], tool_options={}, picked=[], capabilities=ALL, costs={}, notes={"jira": "timed out"}
+    )
+    assert view.groups[0].key == "jira" and view.groups[0].note == "timed out"
+
+
+# --- the state ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
+    monkeypatch.delenv("DB_URL", raising=False)
+    yield init_db(f"sqlite:///{tmp_path / 'builder.db'}")
+    dispose_engines()
+
+
+def make_host(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capabilities: Any = ALL
+) -> Host:
+    tools = [
+        *file_tools(Workspace(tmp_path)),
+        FakeMcpTool("search_code"),
+        FakeMcpTool("create_issue", parameters=ISSUE_PARAMS),
+        FakeMcpTool("slow"),
+    ]
+    config = AppConfig(workspace=tmp_path, capabilities=capabilities)
+    host = Host(key=("", ""), config=config, engine=engine, runtime=FakeRuntime(tools))  # type: ignore[arg-type]
+
+    async def get_host() -> Host:
+        return host
+
+    monkeypatch.setattr(builder_state, "get_host", get_host)
+    builder_state.catalogue(host, refresh=True)
+    return host
+
+
+@pytest.fixture
+def host(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Host:
+    return make_host(engine, tmp_path, monkeypatch)
+
+
+async def loaded() -> AgentsState:
+    state = AgentsState()  # type: ignore[call-arg]
+    await AgentsState.load_page.fn(state)
+    return state
+
+
+def row(state: AgentsState, tool_id: str) -> Any:
+    return next(r for g in state.groups for r in g.tools if r.tool_id == tool_id)
+
+
+def group(state: AgentsState, key: str) -> GroupVM:
+    return next(g for g in state.groups if g.key == key)
+
+
+async def saved_agent(state: AgentsState, name: str = "Reviewer") -> str:
+    await AgentsState.save.fn(state, {"name": name, "instructions": "Be brief."})
+    return state.agent_id
+
+
+async def test_load_starts_a_draft_when_there_are_no_agents(host: Host) -> None:
+    state = await loaded()
+    assert state.editing is True and state.agent_id == ""
+    assert [g.key for g in state.groups] == ["native", "github"]
+    assert "cl100k_base" in state.tokenizer
+
+
+async def test_new_agents_describe_native_tools_and_not_mcp_tools(host: Host) -> None:
+    state = await loaded()
+    assert row(state, "read_file").intent.pressed is True
+    assert row(state, "search_code_mcp_github").intent.pressed is False
+
+
+async def test_save_creates_the_agent_with_its_draft_choices(host: Host) -> None:
+    state = await loaded()
+    await AgentsState.toggle_pick.fn(state, "search_code_mcp_github")
+    await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "describe_intent")
+    agent_id = await saved_agent(state)
+    agent = agent_store.get_agent(host.engine, agent_id)
+    assert agent is not None and agent.name == "Reviewer" and agent.instructions == "Be brief."
+    assert agent.tools == ["search_code_mcp_github"]
+    assert agent.tool_options == {"search_code_mcp_github": {"describe_intent": True}}
+    assert [a.name for a in state.agents] == ["Reviewer"]
+
+
+async def test_save_without_a_name_explains_what_to_do(host: Host) -> None:
+    state = await loaded()
+    await AgentsState.save.fn(state, {"name": "  "})
+    assert "name" in state.error and state.agent_id == ""
+    assert agent_store.list_agents(host.engine) == []
+
+
+async def test_toggle_on_a_saved_agent_persists_at_once(host: Host) -> None:
+    state = await loaded()
+    agent_id = await saved_agent(state)
+    await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "describe_intent")
+    stored = agent_store.get_agent(host.engine, agent_id)
+    assert stored is not None
+    assert stored.tool_options == {"search_code_mcp_github": {"describe_intent": True}}
+    reloaded = await loaded_with(state)
+    assert row(reloaded, "search_code_mcp_github").intent.pressed is True
+
+
+async def loaded_with(state: AgentsState) -> AgentsState:
+    await AgentsState.load_page.fn(state)
+    return state
+
+
+async def test_toggle_keeps_sibling_options(host: Host) -> None:
+    state = await loaded()
+    agent_id = await saved_agent(state)
+    await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "defer_loading")
+    await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "describe_intent")
+    await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "describe_intent")
+    stored = agent_store.get_agent(host.engine, agent_id)
+    assert stored is not None
+    assert stored.tool_options == {"search_code_mcp_github": {"defer_loading": True}}
+
+
+async def test_turning_a_native_tool_off_is_remembered(host: Host) -> None:
+    state = await loaded()
+    agent_id = await saved_agent(state)
+    await AgentsState.toggle_option.fn(state, "read_file", "describe_intent")
+    stored = agent_store.get_agent(host.engine, agent_id)
+    assert stored is not None and stored.tool_options == {"read_file": {"describe_intent": False}}
+    assert row(state, "read_file").intent.pressed is False
+
+
+async def test_clicks_on_an_ineligible_tool_change_nothing(host: Host) -> None:
+    state = await loaded()
+    agent_id = await saved_agent(state)
+    await AgentsState.toggle_option.fn(state, "create_issue_mcp_github", "describe_intent")
+    stored = agent_store.get_agent(host.engine, agent_id)
+    assert stored is not None and stored.tool_options == {}
+    assert row(state, "create_issue_mcp_github").intent.disabled is True
+
+
+async def test_describe_all_across_a_server_and_back(host: Host) -> None:
+    state = await loaded()
+    agent_id = await saved_agent(state)
+    await AgentsState.toggle_describe_all.fn(state, "github")
+    stored = agent_store.get_agent(host.engine, agent_id)
+    assert stored is not None
+    assert stored.tool_options == {
+        "search_code_mcp_github": {"describe_intent": True},
+        "slow_mcp_github": {"describe_intent": True},
+    }
+    assert group(state, "github").describe_all.pressed is True
+    await AgentsState.toggle_describe_all.fn(state, "github")
+    stored = agent_store.get_agent(host.engine, agent_id)
+    assert stored is not None and stored.tool_options == {}
+    assert group(state, "github").describe_all.pressed is False
+
+
+async def test_capability_off_hides_switches_and_ignores_clicks(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_host(engine, tmp_path, monkeypatch, capabilities=["run_in_background"])
+    state = await loaded()
+    assert (state.show_intent, state.show_background) == (False, True)
+    assert (state.show_defer, state.show_code_only) == (False, False)
+    agent_id = await saved_agent(state)
+    await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "describe_intent")
+    await AgentsState.toggle_describe_all.fn(state, "github")
+    stored = agent_store.get_agent(engine, agent_id)
+    assert stored is not None and stored.tool_options == {}
+
+
+async def test_pick_persists_for_a_saved_agent(host: Host) -> None:
+    state = await loaded()
+    agent_id = await saved_agent(state)
+    await AgentsState.toggle_pick.fn(state, "slow_mcp_github")
+    await AgentsState.toggle_pick.fn(state, "read_file")
+    await AgentsState.toggle_pick.fn(state, "slow_mcp_github")
+    stored = agent_store.get_agent(host.engine, agent_id)
+    assert stored is not None and stored.tools == ["read_file"]
+
+
+async def test_reload_reopens_the_last_edited_agent(host: Host) -> None:
+    first = await loaded()
+    agent_id = await saved_agent(first)
+    fresh = await loaded()
+    assert fresh.agent_id == agent_id and fresh.name == "Reviewer"
+
+
+async def test_duplicate_and_delete(host: Host) -> None:
+    state = await loaded()
+    agent_id = await saved_agent(state)
+    await AgentsState.toggle_option.fn(state, "slow_mcp_github", "describe_intent")
+    await AgentsState.duplicate.fn(state, agent_id)
+    copy_id = state.agent_id
+    assert copy_id != agent_id
+    copy = agent_store.get_agent(host.engine, copy_id)
+    assert copy is not None and copy.tool_options == {"slow_mcp_github": {"describe_intent": True}}
+    await AgentsState.delete.fn(state, copy_id)
+    assert [a.id for a in state.agents] == [agent_id]
+    assert state.agent_id == ""
+
+
+@dataclass
+class FakeUpload:
+    name: str
+    data: bytes
+
+    async def read(self) -> bytes:
+        return self.data
+
+
+async def test_uploaded_openapi_document_adds_an_action_group(host: Host) -> None:
+    state = await loaded()
+    await AgentsState.handle_upload.fn(
+        state, [FakeUpload("slack.json", json.dumps(SLACK_DOC).encode())]
+    )
+    assert state.error == ""
+    assert [r.tool_id for r in group(state, "slack.com").tools] == [SLACK_ID]
+    assert row(state, SLACK_ID).intent.pressed is False
+
+
+async def test_bad_upload_shows_the_problem(host: Host) -> None:
+    state = await loaded()
+    await AgentsState.handle_upload.fn(state, [FakeUpload("notes.txt", b"hello: [")])
+    assert state.error.startswith("notes.txt")
+
+
+async def test_action_option_under_the_underscore_spelling_shows_on(host: Host) -> None:
+    state = await loaded()
+    await AgentsState.handle_upload.fn(
+        state, [FakeUpload("slack.json", json.dumps(SLACK_DOC).encode())]
+    )
+    agent_id = await saved_agent(state)
+    agent_store.update_agent(
+        host.engine,
+        agent_id,
+        tool_options={"postMessage_action_slack_com": {"describe_intent": True}},
+    )
+    state = await loaded_with(state)
+    assert row(state, SLACK_ID).intent.pressed is True
+    await AgentsState.toggle_option.fn(state, SLACK_ID, "describe_intent")
+    stored = agent_store.get_agent(host.engine, agent_id)
+    assert stored is not None and stored.tool_options == {}

@@ -1,0 +1,66 @@
+"""Imported OpenAPI documents (store.actions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, inspect
+
+from intent_ui.store import actions as store
+from intent_ui.store.db import dispose_engines, init_db
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
+    monkeypatch.delenv("DB_URL", raising=False)
+    yield init_db(f"sqlite:///{tmp_path / 'store.db'}")
+    dispose_engines()
+
+
+def save(
+    engine: Engine, domain: str = "slack.com", title: str = "Slack", when: float = 1.0
+) -> store.StoredAction:
+    return store.save_action_document(
+        engine,
+        encoded_domain=domain.replace(".", "---"),
+        domain=domain,
+        title=title,
+        source=f"{title}.json",
+        document={"openapi": "3.0.0", "info": {"title": title}},
+        now=lambda: when,
+    )
+
+
+def test_table_is_created_on_first_use(engine: Engine) -> None:
+    store.init_action_store(engine)
+    assert "action_documents" in inspect(engine).get_table_names()
+
+
+def test_saved_document_round_trips(engine: Engine) -> None:
+    saved = save(engine)
+    [listed] = store.list_action_documents(engine)
+    assert listed == saved
+    assert listed.document == {"openapi": "3.0.0", "info": {"title": "Slack"}}
+
+
+def test_reimporting_a_domain_replaces_its_document(engine: Engine) -> None:
+    first = save(engine, title="Slack")
+    second = save(engine, title="Slack v2", when=2.0)
+    [listed] = store.list_action_documents(engine)
+    assert listed.id == first.id == second.id
+    assert listed.title == "Slack v2"
+
+
+def test_documents_are_listed_oldest_first(engine: Engine) -> None:
+    save(engine, "b.io", "B", when=2.0)
+    save(engine, "a.io", "A", when=1.0)
+    assert [d.title for d in store.list_action_documents(engine)] == ["A", "B"]
+
+
+def test_delete_removes_a_document(engine: Engine) -> None:
+    saved = save(engine)
+    assert store.delete_action_document(engine, saved.id) is True
+    assert store.list_action_documents(engine) == []
+    assert store.delete_action_document(engine, saved.id) is False
