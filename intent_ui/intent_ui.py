@@ -3,12 +3,15 @@
 import sys
 
 import reflex as rx
+from reflex.state import reload_state_module
 
 from intent_ui.config import load_config
 
 # AppHarness re-imports only this module for each app it starts, with a fresh state
-# registry: drop the page and state modules too, so their states register again.
+# registry: forget the page and state modules' states and import them again, so they
+# register with the app being built (also when a test imported them beforehand).
 for _name in [n for n in sys.modules if n.startswith("intent_ui.ui.") and n != "intent_ui.ui.host"]:
+    reload_state_module(module=_name)
     del sys.modules[_name]
 
 from intent_ui.ui.builder_state import AgentsState  # noqa: E402
