@@ -60,6 +60,7 @@ from intent_ui.core.capabilities.background import (
     strip_run_in_background_arg,
 )
 from intent_ui.core.capabilities.intent import read_intent, strip_intent
+from intent_ui.core.capabilities.selection import canonical_tool_options
 from intent_ui.core.events import (
     ActivityLabel,
     ArgsComplete,
@@ -161,9 +162,10 @@ class TurnRun:
         definitions = [
             {**dict(tool.definition), "name": name} for name, tool in self._tools.items()
         ]
+        action_ids = [tool.tool_id for tool in self._tools.values() if tool.kind == "action"]
         shaped = apply_capabilities(
             definitions,
-            tool_options or {},
+            canonical_tool_options(tool_options or {}, action_ids),
             capabilities=self._capabilities,
             tool_ids={name: tool.tool_id for name, tool in self._tools.items()},
             strict=strict,

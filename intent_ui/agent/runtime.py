@@ -15,6 +15,7 @@ keeps one for the process; the CLI makes one per command.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,6 +39,29 @@ from intent_ui.core.capabilities.intent import (
 from intent_ui.core.capabilities.selection import TOOL_SELECTION_WILDCARD
 
 __all__ = ["AgentRuntime", "UnknownEndpointError"]
+
+
+logger = logging.getLogger(__name__)
+
+
+def unknown_spec_tools(specs: Sequence[ModelSpec], tools: Sequence[Tool]) -> list[str]:
+    """One readable warning per model spec whose `describe_intent` list names no tool.
+
+    A name may be a tool id (`search_code_mcp_github`) or a tool name (`search_code`).
+    """
+    known_ids = sorted({tool.tool_id for tool in tools})
+    known = set(known_ids) | {tool.name for tool in tools}
+    warnings = []
+    for index, spec in enumerate(specs):
+        if not isinstance(spec.describe_intent, list):
+            continue
+        unknown = [name for name in spec.describe_intent if name not in known]
+        if unknown:
+            warnings.append(
+                f"model_specs[{index}] ({spec.name}): describe_intent names unknown tools "
+                f"{', '.join(unknown)}; known tools: {', '.join(known_ids) or 'none'}"
+            )
+    return warnings
 
 
 class UnknownEndpointError(LookupError):
@@ -82,6 +106,13 @@ class AgentRuntime:
             self.config, memory_store=self.memory_store, mcp_manager=self._mcp
         )
         self._started = True
+        for warning in unknown_spec_tools(self.config.model_specs, self._tools):
+            logger.warning("%s", warning)
+
+    def set_action_tools(self, actions: Sequence[Tool]) -> None:
+        """Replace the imported OpenAPI action tools (after an import or a delete)."""
+        kept = [tool for tool in self._tools if tool.kind != "action"]
+        self._tools = [*kept, *actions]
 
     async def aclose(self) -> None:
         """Close providers, the shared HTTP client and the MCP servers; safe to call twice."""

@@ -49,7 +49,7 @@ from intent_ui.core.tokens import (
 from intent_ui.store import actions as action_store
 from intent_ui.store import agents as agent_store
 from intent_ui.ui.components.capability_toggle import builder_text
-from intent_ui.ui.host import Host, get_host
+from intent_ui.ui.host import Host, get_host, refresh_actions
 
 __all__ = [
     "NATIVE_GROUP",
@@ -283,6 +283,8 @@ def catalogue(host: Host, *, refresh: bool = False) -> tuple[list[BuilderTool], 
     cached = _catalogue_cache
     if not refresh and cached is not None and cached[0] is host:
         return cached[1], cached[2]
+    if refresh:
+        refresh_actions(host)
     runtime_tools = host.runtime.tools
     tools = [_builder_tool(t) for t in runtime_tools]
     known = {t.tool_id for t in tools}

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from sqlalchemy.engine import Engine
 
 from intent_ui.agent.runtime import AgentRuntime
+from intent_ui.agent.tools.actions import load_action_tools
 from intent_ui.config import AppConfig, load_config
 from intent_ui.core.turn import TurnView
+from intent_ui.store.actions import init_action_store, list_action_documents
 from intent_ui.store.db import database_url, init_db
 from intent_ui.store.memory import DbMemoryStore
 from intent_ui.store.turns import load_turn_events, mark_interrupted
@@ -88,7 +90,18 @@ async def get_host() -> Host:
         runtime = AgentRuntime(config, memory_store=DbMemoryStore(engine))
         await runtime.start()
         _host = Host(key=key, config=config, engine=engine, runtime=runtime, loop=loop)
+        await asyncio.to_thread(refresh_actions, _host)
         return _host
+
+
+def refresh_actions(host: Host) -> None:
+    """Offer the imported OpenAPI actions to chats (at start and after an import)."""
+    init_action_store(host.engine)
+    stored = list_action_documents(host.engine)
+    actions, problems = load_action_tools((d.source, d.document) for d in stored)
+    for problem in problems:
+        logger.warning("Skipping a stored OpenAPI document: %s", problem)
+    host.runtime.set_action_tools(actions)
 
 
 async def _close_quietly(old: Host, loop: asyncio.AbstractEventLoop) -> None:

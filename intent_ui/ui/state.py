@@ -19,9 +19,12 @@ from intent_ui.store import conversations as conv_store
 from intent_ui.store.turns import TurnRecorder
 from intent_ui.ui.coalescer import LeadingEdgeCoalescer
 from intent_ui.ui.host import Host, current_host, get_host
-from intent_ui.ui.viewmodels import CardCache, HeaderHold, MessageVM, PartVM, build_turn_parts
+from intent_ui.ui.viewmodels import CardCache, HeaderHold, MessageVM, build_turn_parts
 
 logger = logging.getLogger(__name__)
+
+SPEC_PREFIX = "spec:"
+"""Agent-picker ids of model specs (`spec:NAME`); saved agents use their database id."""
 
 FLUSH_INTERVAL_S = 0.1
 """How often streamed chunks reach the database: a crash loses at most this much."""
@@ -101,6 +104,10 @@ class ChatState(rx.State):
 
         self.agents = [
             {"id": "default", "name": "Default agent"},
+            *(
+                {"id": f"{SPEC_PREFIX}{spec.name}", "name": f"{spec.name} (model spec)"}
+                for spec in host.config.model_specs
+            ),
             *({"id": str(a.id), "name": a.name} for a in agent_store.list_agents(host.engine)),
         ]
         if self.agent_id not in {a["id"] for a in self.agents}:
@@ -344,14 +351,8 @@ class LiveState(ChatState):
         last_flush = time.monotonic()
         final_error = ""
         try:
-            run = host.runtime.start_turn(
-                endpoint=endpoint,
-                model=model,
-                history=history,
-                user_message=text,
-                stop=stop,
-                **_agent_settings(host, agent_id),
-            )
+            settings = {"endpoint": endpoint, "model": model, **_agent_settings(host, agent_id)}
+            run = host.runtime.start_turn(history=history, user_message=text, stop=stop, **settings)
             async for event in run.events():
                 turn.apply(event)
                 recorder.apply(event)
@@ -405,7 +406,20 @@ _WAKE: dict[str, Any] = {}
 
 
 def _agent_settings(host: Host, agent_id: str) -> dict[str, Any]:
-    """A saved agent's tools, options and instructions; the default agent uses none."""
+    """What the picked agent changes about a turn: tools, options, instructions, and its
+    own endpoint/model when it has one. The default (ephemeral) agent changes nothing:
+    every tool, every eligible tool described. A model spec synthesises its options."""
+    if agent_id.startswith(SPEC_PREFIX):
+        name = agent_id[len(SPEC_PREFIX) :]
+        spec = next((s for s in host.config.model_specs if s.name == name), None)
+        if spec is None:
+            return {}
+        return {
+            "endpoint": spec.endpoint,
+            "model": spec.model,
+            "tool_options": host.runtime.spec_tool_options(spec),
+            "system": spec.instructions or None,
+        }
     if agent_id == "default":
         return {}
     from intent_ui.store import agents as agent_store
@@ -413,11 +427,13 @@ def _agent_settings(host: Host, agent_id: str) -> dict[str, Any]:
     agent = agent_store.get_agent(host.engine, agent_id)
     if agent is None:
         return {}
-    return {
+    settings: dict[str, Any] = {
         "agent_tool_ids": agent.tools,
         "tool_options": agent.tool_options,
         "system": agent.instructions or None,
     }
-
-
-__all__ = ["ChatState", "LiveState", "PartVM"]
+    if agent.endpoint and host.config.endpoint(agent.endpoint) is not None:
+        settings["endpoint"] = agent.endpoint
+        if agent.model:
+            settings["model"] = agent.model
+    return settings

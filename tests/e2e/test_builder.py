@@ -19,7 +19,7 @@ from playwright.sync_api import Locator, Page, expect
 from reflex.testing import AppHarness
 from sqlalchemy import Engine
 
-from intent_ui.core.capabilities.selection import resolve_opt_in
+from intent_ui.core.capabilities.selection import canonical_tool_options, resolve_opt_in
 from intent_ui.store import agents as agent_store
 from intent_ui.store.db import init_db
 from tests.e2e.harness import github_mcp_block, running_app
@@ -195,7 +195,8 @@ def test_openapi_action_on_a_short_hostname_persists_and_resolves(
     )
     options = stored_options(engine, agent_id)
     # Stored under the `---` spelling, read by the runtime under the `_` one: the same tool.
-    assert resolve_opt_in(options, "describe_intent", SLACK_RUNTIME_ID) is True
+    folded = canonical_tool_options(options, [SLACK_RUNTIME_ID])
+    assert resolve_opt_in(folded, "describe_intent", SLACK_RUNTIME_ID) is True
     # And an option stored under the `_` spelling shows on the `---` switch.
     agent_store.update_agent(
         engine, agent_id, tool_options={SLACK_RUNTIME_ID: {"describe_intent": True}}

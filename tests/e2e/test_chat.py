@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -248,3 +249,71 @@ def test_agent_with_describe_intent_off_shows_default_labels_for_that_tool(
     assert set(offered) == {"search_code", "slow"}
     assert "intent" not in offered["search_code"]["parameters"]["properties"]
     assert next(iter(offered["slow"]["parameters"]["properties"])) == "intent"
+
+
+@pytest.fixture
+def pets_api() -> Iterator[tuple[str, list[str]]]:
+    """A loopback REST API the imported action calls; records the paths it served."""
+    seen: list[str] = []
+
+    class Serve(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.path)
+            body = json.dumps([{"name": "Rex"}, {"name": "Tom"}]).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    api = ThreadingHTTPServer(("127.0.0.1", 0), Serve)
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{api.server_address[1]}", seen
+    api.shutdown()
+    api.server_close()
+
+
+def test_chat_calls_an_imported_action_with_its_intent(
+    app: AppHarness,
+    page: Page,
+    scenario: Scenario,
+    pets_api: tuple[str, list[str]],
+    tmp_path: Path,
+) -> None:
+    base, seen = pets_api
+    port = base.rsplit(":", 1)[1]
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Pets", "version": "1"},
+        "servers": [{"url": f"{base}/v1"}],
+        "paths": {"/pets": {"get": {"operationId": "listPets", "summary": "List pets."}}},
+    }
+    spec = tmp_path / "pets.json"
+    spec.write_text(json.dumps(document))
+    tool_id = f"listPets_action_127---0---0---1_{port}"
+    assert app.frontend_url
+    page.goto(app.frontend_url.rstrip("/") + "/agents")
+    page.get_by_test_id("agent-new").click()
+    page.get_by_test_id("agent-name").fill("Pet keeper")
+    page.get_by_test_id("agent-save").click()
+    expect(page.get_by_test_id("agent-row").filter(has_text="Pet keeper")).to_have_count(1)
+    page.locator('[data-testid="action-upload"] input[type="file"]').set_input_files(spec)
+    switch = page.locator(f'[data-testid="describe-intent-toggle"][data-tool="{tool_id}"]')
+    expect(switch).to_have_attribute("aria-pressed", "false", timeout=60_000)
+    page.locator(f'[data-testid="tool-pick"][data-tool="{tool_id}"]').check()
+    switch.click()
+    expect(switch).to_have_attribute("aria-pressed", "true")
+
+    scenario.first = calls_script(
+        [("call_p", f"listPets_action_127_0_0_1_{port}", {"intent": "Listing every pet"})]
+    )
+    page.goto(app.frontend_url)
+    page.get_by_test_id("agent-select").select_option(label="Pet keeper")
+    page.get_by_test_id("chat-input").fill("Which pets are there?")
+    page.get_by_test_id("send-button").click()
+    expect(page.get_by_test_id("tool-call")).to_have_attribute("data-state", "settled")
+    expect(page.get_by_test_id("tool-call-label")).to_have_text("Listing every pet")
+    assert seen == ["/v1/pets"]

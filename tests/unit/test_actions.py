@@ -20,7 +20,7 @@ from intent_ui.agent.tools.actions import (
     load_action_tools,
     parse_openapi,
 )
-from intent_ui.core.capabilities.selection import resolve_opt_in
+from intent_ui.core.capabilities.selection import canonical_tool_options, resolve_opt_in
 
 SLACK = {
     "openapi": "3.0.3",
@@ -126,8 +126,9 @@ def test_options_under_either_spelling_resolve_for_the_runtime_id() -> None:
     tool = spec_tools()["chat.postMessage"]
     for stored in ("chat.postMessage_action_slack---com", "chat.postMessage_action_slack_com"):
         options = {stored: {"describe_intent": True}}
-        assert resolve_opt_in(options, "describe_intent", tool.tool_id) is True
-        assert resolve_opt_in(options, "describe_intent", tool.name) is True
+        for runtime_id in (tool.tool_id, tool.name):
+            folded = canonical_tool_options(options, [runtime_id])
+            assert resolve_opt_in(folded, "describe_intent", runtime_id) is True
 
 
 def test_action_is_recognised_by_kind() -> None:

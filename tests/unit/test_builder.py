@@ -19,7 +19,7 @@ from intent_ui.core.builder import (
     visible_options,
 )
 from intent_ui.core.capabilities.intent import with_intent
-from intent_ui.core.capabilities.selection import resolve_opt_in
+from intent_ui.core.capabilities.selection import canonical_tool_options, resolve_opt_in
 
 ALL = frozenset({"tool_intents", "run_in_background", "deferred_tools", "programmatic_tools"})
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
@@ -300,7 +300,8 @@ def test_setting_an_action_writes_its_own_id_and_drops_the_stale_alias() -> None
     options = {"postMessage_action_slack_com": {"describe_intent": False}}
     result = set_option(options, action(), "describe_intent", True)
     assert result == {"postMessage_action_slack---com": {"describe_intent": True}}
-    assert resolve_opt_in(result, "describe_intent", "postMessage_action_slack_com") is True
+    folded = canonical_tool_options(result, ["postMessage_action_slack_com"])
+    assert resolve_opt_in(folded, "describe_intent", "postMessage_action_slack_com") is True
 
 
 def test_operation_ids_with_dashes_stay_distinct() -> None:

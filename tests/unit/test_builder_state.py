@@ -57,6 +57,9 @@ class FakeRuntime:
     tools: list[Any]
     mcp_failures: dict[str, str] = field(default_factory=dict)
 
+    def set_action_tools(self, actions: list[Any]) -> None:
+        self.tools = [t for t in self.tools if t.kind != "action"] + list(actions)
+
 
 def mcp_row(tool_id: str, name: str) -> BuilderTool:
     return BuilderTool(tool_id, name, "mcp", "github", {"name": name, "parameters": SCHEMA})

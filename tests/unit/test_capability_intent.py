@@ -42,6 +42,7 @@ from intent_ui.core.capabilities.intent import (
     with_intent_model,
     without_intent,
 )
+from intent_ui.core.capabilities.selection import canonical_tool_options
 from tests.unit._capability_helpers import (
     business_intent_tool,
     deep_freeze,
@@ -826,11 +827,18 @@ def test_tool_ids_key_the_options() -> None:
 
 
 def test_action_alias_with_encoded_domain_resolves() -> None:
+    stored = {"getPets_action_medium---com": {"describe_intent": True}}
     result = apply_intent_labels(
         [third_party("getPets_action_medium_com")],
-        {"getPets_action_medium---com": {"describe_intent": True}},
+        canonical_tool_options(stored, ["getPets_action_medium_com"]),
     )
     assert result.label_tool_names == {"getPets_action_medium_com"}
+
+
+def test_a_tool_not_named_as_an_action_is_not_aliased_by_its_shape() -> None:
+    stored = {"foo_action_medium---com": {"describe_intent": True}}
+    result = apply_intent_labels([third_party("foo_action_medium_com")], stored)
+    assert result.label_tool_names == frozenset()
 
 
 def test_definition_marker_opts_a_tool_in() -> None:

@@ -15,6 +15,7 @@ from intent_ui.core.capabilities.programmatic import (
     resolve_allowed_callers,
     strip_intent_for_code_bridge,
 )
+from intent_ui.core.capabilities.selection import canonical_tool_options
 from tests.unit._capability_helpers import (
     business_intent_tool,
     native,
@@ -41,7 +42,9 @@ def test_resolve_deduplicates_and_keeps_order() -> None:
 
 
 def test_resolve_action_alias() -> None:
-    options = {"op_action_x---io": {"allowed_callers": CODE}}
+    options = canonical_tool_options(
+        {"op_action_x---io": {"allowed_callers": CODE}}, ["op_action_x_io"]
+    )
     assert resolve_allowed_callers(options, "op_action_x_io") == ("code_execution",)
 
 

@@ -12,6 +12,7 @@ from intent_ui.core.capabilities.selection import (
     MARKER_SOURCE,
     TOOL_SELECTION_WILDCARD,
     ResolvedToolOption,
+    canonical_tool_options,
     coerce_args_object,
     is_code_callable,
     is_code_only,
@@ -114,8 +115,18 @@ def test_non_boolean_values_do_not_speak(entry: Any) -> None:
 
 def test_raw_action_key_aliases_the_runtime_id() -> None:
     options = {"getPets_action_medium---com": {KEY: True}}
-    resolved = resolve_tool_option(options, KEY, "getPets_action_medium_com")
+    folded = canonical_tool_options(options, ["getPets_action_medium_com"])
+    resolved = resolve_tool_option(folded, KEY, "getPets_action_medium_com")
     assert resolved is not None and resolved.value is True
+    assert options == {"getPets_action_medium---com": {KEY: True}}  # input untouched
+
+
+def test_ids_not_named_as_actions_are_never_aliased_by_their_shape() -> None:
+    # An MCP tool whose name merely contains the action delimiter.
+    options = {"foo_action_slack---com_mcp_github": {KEY: True}}
+    folded = canonical_tool_options(options, [])
+    assert folded is options
+    assert resolve_tool_option(folded, KEY, "foo_action_slack_com_mcp_github") is None
 
 
 def test_exact_action_key_wins_over_its_raw_alias() -> None:
@@ -123,7 +134,8 @@ def test_exact_action_key_wins_over_its_raw_alias() -> None:
         "getPets_action_medium---com": {KEY: True},
         "getPets_action_medium_com": {KEY: False},
     }
-    resolved = resolve_tool_option(options, KEY, "getPets_action_medium_com")
+    folded = canonical_tool_options(options, ["getPets_action_medium_com"])
+    resolved = resolve_tool_option(folded, KEY, "getPets_action_medium_com")
     assert resolved == ResolvedToolOption(False, "getPets_action_medium_com")
 
 

@@ -113,7 +113,7 @@ def test_render_ledger_marks_cancellations_and_keeps_one_line_each() -> None:
         IntentAnchor("y", "t", "Searched for OAuth handling", "Found 12\nmatches", "success", 1.0),
     ]
     assert render_ledger(anchors) == (
-        "⊘ Reading the router (cancelled)\n✓ Searched for OAuth handling → Found 12 matches"
+        "⊘ Reading the <b>router</b> (cancelled)\n✓ Searched for OAuth handling → Found 12 matches"
     )
 
 

@@ -57,3 +57,28 @@ async def test_start_turn_runs_the_demo_over_the_workspace(tmp_path: Path) -> No
     assert sorted(outcomes) == ["Found 1 match for OAuth", "No matches for MCP"]
     assert isinstance(events[-1], TurnDone)
     assert run.new_messages[-1]["role"] == "assistant"
+
+
+def test_model_spec_naming_unknown_tools_is_warned_with_the_known_ones() -> None:
+    from intent_ui.agent.runtime import unknown_spec_tools
+    from intent_ui.agent.tools.base import ToolResult
+    from intent_ui.config import ModelSpec
+
+    class Named:
+        def __init__(self, name: str, tool_id: str) -> None:
+            self.name, self.tool_id = name, tool_id
+
+        async def call(self, args: dict) -> ToolResult:  # pragma: no cover - not called
+            return ToolResult(output="")
+
+    tools = [Named("read_file", "read_file"), Named("search_code", "search_code_mcp_github")]
+    specs = [
+        ModelSpec(name="ok", endpoint="demo", model="demo", describe_intent=["search_code"]),
+        ModelSpec(name="typo", endpoint="demo", model="demo", describe_intent=["serch_code"]),
+        ModelSpec(name="all", endpoint="demo", model="demo", describe_intent=True),
+    ]
+    warnings = unknown_spec_tools(specs, tools)  # type: ignore[arg-type]
+    assert warnings == [
+        "model_specs[1] (typo): describe_intent names unknown tools serch_code; "
+        "known tools: read_file, search_code_mcp_github"
+    ]

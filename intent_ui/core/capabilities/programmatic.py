@@ -42,7 +42,6 @@ from intent_ui.core.capabilities.selection import (
     is_code_callable,
     is_code_only,
     is_direct_only,
-    normalize_action_tool_id,
     tool_callers,
 )
 
@@ -102,12 +101,9 @@ def resolve_allowed_callers(
     """
     if not isinstance(tool_options, Mapping):
         return None
-    normalized = normalize_action_tool_id(tool_id)
-    # Raw `---` action spellings alias the runtime id, as in `selection.resolve_tool_option`.
-    aliases = [
-        k for k in tool_options if k != tool_id and normalize_action_tool_id(k) == normalized
-    ]
-    for key in [tool_id, *aliases, TOOL_SELECTION_WILDCARD]:
+    # Action id spellings are folded by the caller (`selection.canonical_tool_options`),
+    # which knows each tool's kind; ids are never aliased by their shape here.
+    for key in [tool_id, TOOL_SELECTION_WILDCARD]:
         entry = tool_options.get(key)
         if not isinstance(entry, Mapping) or ALLOWED_CALLERS_OPTION not in entry:
             continue

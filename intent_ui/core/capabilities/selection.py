@@ -101,18 +101,39 @@ def _option_value(entry: object, key: str) -> bool | None:
 
 
 def _explicit_value(tool_options: ToolOptions, key: str, tool_id: str) -> bool | None:
-    value = _option_value(tool_options.get(tool_id), key)
-    if value is not None or ACTION_DELIMITER not in tool_id:
-        return value
-    # The builder persists action ids with the raw encoded domain while runtime ids
-    # are `_`-collapsed; without this alias short-hostname opt-ins silently no-op.
-    wanted = normalize_action_tool_id(tool_id)
-    for name, entry in tool_options.items():
-        if name != tool_id and normalize_action_tool_id(name) == wanted:
-            value = _option_value(entry, key)
-            if value is not None:
-                return value
-    return None
+    return _option_value(tool_options.get(tool_id), key)
+
+
+def canonical_tool_options(
+    tool_options: ToolOptions | None, action_tool_ids: Iterable[str]
+) -> ToolOptions:
+    """Fold the other spelling of each ACTION's id onto the id itself.
+
+    The builder may store an action's options under the raw `---` encoded domain or the
+    `_` form (#14407's short-hostname bug: `slack.com` -> `slack---com` / `slack_com`);
+    without this an opt-in silently no-ops. Only the ids the caller names as actions
+    (it knows each tool's kind) are folded: an MCP tool whose name merely contains
+    `_action_` is never aliased. The exact entry wins key by key; returns a new mapping,
+    or the very same one when nothing needed folding.
+    """
+    options: ToolOptions = tool_options if isinstance(tool_options, Mapping) else {}
+    folded: dict[str, Any] | None = None
+    for tool_id in action_tool_ids:
+        wanted = normalize_action_tool_id(tool_id)
+        merged: dict[str, Any] = {}
+        for name, entry in options.items():
+            alias = name != tool_id and normalize_action_tool_id(name) == wanted
+            if alias and isinstance(entry, Mapping):
+                merged.update(entry)
+        if not merged:
+            continue
+        own = options.get(tool_id)
+        if isinstance(own, Mapping):
+            merged.update(own)
+        if folded is None:
+            folded = dict(options)
+        folded[tool_id] = merged
+    return options if folded is None else folded
 
 
 def resolve_tool_option(

@@ -16,23 +16,33 @@ __all__ = ["UPLOAD_ID", "agents_page"]
 
 UPLOAD_ID = "openapi-upload"
 
+FORM_ID = "agent-form"
+"""Opening or starting an agent is a native `type=reset` button of this form: the fields
+return to their defaults synchronously on click, before anything can be typed, and the
+server's new defaults then fill them (an untouched field follows its default). Remounting
+the form instead would wipe whatever was typed before the round trip came back."""
+
 
 def _agent_row(agent: rx.Var[AgentRowVM]) -> rx.Component:
     return rx.el.div(
         rx.el.button(
             rx.el.span(agent.name, class_name="iu-agent-name"),
             rx.el.span(agent.summary, class_name="iu-agent-summary"),
-            type="button",
+            type="reset",
             class_name="iu-agent-open",
             on_click=AgentsState.open_agent(agent.id),
-            custom_attrs={"data-testid": "agent-open", "title": agent.name},
+            custom_attrs={"data-testid": "agent-open", "title": agent.name, "form": FORM_ID},
         ),
         rx.el.button(
             rx.icon("pencil", size=13),
-            type="button",
+            type="reset",
             class_name="iu-btn iu-btn-icon",
             on_click=AgentsState.open_agent(agent.id),
-            custom_attrs={"aria-label": "Edit " + agent.name, "data-testid": "agent-edit"},
+            custom_attrs={
+                "aria-label": "Edit " + agent.name,
+                "data-testid": "agent-edit",
+                "form": FORM_ID,
+            },
         ),
         rx.el.button(
             rx.icon("copy", size=13),
@@ -70,10 +80,10 @@ def _agent_list() -> rx.Component:
         rx.el.button(
             rx.icon("plus", size=14),
             "New agent",
-            type="button",
+            type="reset",
             class_name="iu-btn iu-btn-primary iu-agent-new",
             on_click=AgentsState.new_agent,
-            custom_attrs={"data-testid": "agent-new"},
+            custom_attrs={"data-testid": "agent-new", "form": FORM_ID},
         ),
         rx.el.nav(
             rx.foreach(AgentsState.agents, _agent_row),
@@ -150,7 +160,7 @@ def _form() -> rx.Component:
             ),
             class_name="iu-field-row",
         ),
-        key=AgentsState.form_key,
+        id=FORM_ID,
         on_submit=AgentsState.save,
         class_name="iu-agent-form",
         custom_attrs={"data-testid": "agent-form"},
