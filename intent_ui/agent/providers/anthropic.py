@@ -15,9 +15,9 @@ import httpx
 
 from intent_ui.agent.providers.anthropic_stream import MessagesAccumulator
 from intent_ui.agent.providers.base import ChatRequest, ProviderEvent
-from intent_ui.agent.providers.errors import ProviderError, ProviderStreamError, map_httpx_error
+from intent_ui.agent.providers.errors import ProviderError, ProviderStreamError
 from intent_ui.agent.providers.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, open_stream
-from intent_ui.agent.providers.sse import aiter_sse, drain
+from intent_ui.agent.providers.sse import checked_sse, drain
 
 PROVIDER_NAME = "Anthropic API"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -185,21 +185,14 @@ class AnthropicProvider:
             max_retries=self.max_retries,
         )
         accumulator = MessagesAccumulator(source=self.url)
-        events = aiter_sse(response)
+        events = checked_sse(
+            response,
+            url=self.url,
+            provider=PROVIDER_NAME,
+            partial=lambda: accumulator.produced_events,
+        )
         try:
-            while True:
-                try:
-                    sse = await anext(events)
-                except StopAsyncIteration:
-                    break
-                except httpx.HTTPError as exc:
-                    raise map_httpx_error(
-                        exc,
-                        url=self.url,
-                        provider=PROVIDER_NAME,
-                        streaming=True,
-                        partial=accumulator.produced_events,
-                    ) from exc
+            async for sse in events:
                 if not sse.data.strip():
                     continue
                 payload = self._parse(sse.event, sse.data, partial=accumulator.produced_events)

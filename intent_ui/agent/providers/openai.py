@@ -14,10 +14,10 @@ from typing import Any
 import httpx
 
 from intent_ui.agent.providers.base import ChatRequest, ProviderEvent
-from intent_ui.agent.providers.errors import ProviderError, ProviderStreamError, map_httpx_error
+from intent_ui.agent.providers.errors import ProviderError, ProviderStreamError
 from intent_ui.agent.providers.openai_stream import ChatCompletionsAccumulator
 from intent_ui.agent.providers.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, open_stream
-from intent_ui.agent.providers.sse import aiter_sse, drain
+from intent_ui.agent.providers.sse import checked_sse, drain
 
 PROVIDER_NAME = "OpenAI-compatible API"
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -141,21 +141,14 @@ class OpenAIProvider:
             max_retries=self.max_retries,
         )
         accumulator = ChatCompletionsAccumulator(source=self.url)
-        events = aiter_sse(response)
+        events = checked_sse(
+            response,
+            url=self.url,
+            provider=PROVIDER_NAME,
+            partial=lambda: accumulator.produced_events,
+        )
         try:
-            while True:
-                try:
-                    sse = await anext(events)
-                except StopAsyncIteration:
-                    break
-                except httpx.HTTPError as exc:
-                    raise map_httpx_error(
-                        exc,
-                        url=self.url,
-                        provider=PROVIDER_NAME,
-                        streaming=True,
-                        partial=accumulator.produced_events,
-                    ) from exc
+            async for sse in events:
                 data = sse.data.strip()
                 if data == "[DONE]":
                     await drain(events)

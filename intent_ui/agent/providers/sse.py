@@ -12,11 +12,20 @@ import asyncio
 import codecs
 import contextlib
 import re
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+)
 from dataclasses import dataclass
 from typing import Protocol
 
 import httpx
+
+from intent_ui.agent.providers.errors import ProviderError, map_httpx_error
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -177,7 +186,31 @@ async def drain(events: AsyncIterator[ServerSentEvent], timeout: float = DRAIN_T
     Gives up quietly after `timeout` seconds or on a transport error: the answer is
     already complete, only the keep-alive connection is at stake.
     """
-    with contextlib.suppress(TimeoutError, httpx.HTTPError):
+    with contextlib.suppress(TimeoutError, httpx.HTTPError, ProviderError):
         async with asyncio.timeout(timeout):
             async for _ in events:
                 pass
+
+
+async def checked_sse(
+    response: httpx.Response, *, url: str, provider: str, partial: Callable[[], bool]
+) -> AsyncGenerator[ServerSentEvent, None]:
+    """`aiter_sse` with transport failures mapped to `ProviderError` at this one place.
+
+    `partial()` says whether the caller already yielded events, so a dropped connection
+    mid-answer is reported as partial. Both providers read their streams through this.
+    """
+    events = aiter_sse(response)
+    try:
+        while True:
+            try:
+                sse = await anext(events)
+            except StopAsyncIteration:
+                return
+            except httpx.HTTPError as exc:
+                raise map_httpx_error(
+                    exc, url=url, provider=provider, streaming=True, partial=partial()
+                ) from exc
+            yield sse
+    finally:
+        await events.aclose()
