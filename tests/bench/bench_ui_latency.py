@@ -8,13 +8,15 @@ time it wrote each chunk. In the page a MutationObserver records when each card'
 label (its `title`, uncapped) first reaches each length. Latency = DOM time - write time
 for every chunk; the lag at stream end is the last label's arrival minus the last write.
 Everything runs on this machine, side by side in one run: compare the rows, not the
-absolute numbers (the browser shares the 2 cores with the app).
+absolute numbers (the browser shares the 2 cores with the app). `BENCH_MOTION=reduce`
+measures with `prefers-reduced-motion` (no shimmer).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -172,7 +174,7 @@ def main() -> None:
         browser = playwright.chromium.launch(
             executable_path=chromium_executable(), args=CHROMIUM_ARGS
         )
-        page = browser.new_page()
+        page = browser.new_page(reduced_motion=os.environ.get("BENCH_MOTION", "no-preference"))
         assert app.frontend_url
         page.goto(app.frontend_url)
         for calls in (int(n) for n in args.calls.split(",")):

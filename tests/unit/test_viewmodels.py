@@ -73,3 +73,15 @@ def test_header_hold_keeps_a_label_for_the_minimum_time() -> None:
     hold.now_ms = 200
     assert hold("g", "second") == "second"
     assert hold.due_ms() is None
+
+
+def test_a_crowded_group_calms_its_cards_but_a_small_one_does_not() -> None:
+    def streaming(n: int) -> TurnView:
+        turn = TurnView()
+        for i in range(n):
+            turn.apply(CallStarted(2 * i + 1, f"c{i}", "read_file", 0, None, True))
+            turn.apply(ArgsDelta(2 * i + 2, f"c{i}", '{"intent": "Reading'))
+        return turn
+
+    assert not build_turn_parts(streaming(8), message_id="m", lang="en")[0].group.calm
+    assert build_turn_parts(streaming(9), message_id="m", lang="en")[0].group.calm

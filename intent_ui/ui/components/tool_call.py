@@ -133,7 +133,11 @@ def tool_group(
             ),
         ),
         class_name="iu-group",
-        custom_attrs={"data-testid": "tool-group", "data-phase": group.phase},
+        custom_attrs={
+            "data-testid": "tool-group",
+            "data-phase": group.phase,
+            "data-calm": group.calm.to_string(),
+        },
     )
 
 
