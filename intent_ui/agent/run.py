@@ -50,6 +50,12 @@ from intent_ui.agent.providers.base import (
     ToolCallBegin,
     ToolCallEnd,
 )
+from intent_ui.agent.tool_search import (
+    TOOL_SEARCH_NAME,
+    name_has_intent_label,
+    rank_tools,
+    tool_search_definition,
+)
 from intent_ui.agent.tools.base import Tool, ToolResult
 from intent_ui.agent.tools.registry import ToolIndex
 from intent_ui.core.capabilities import apply_capabilities
@@ -59,8 +65,9 @@ from intent_ui.core.capabilities.background import (
     is_background_requested,
     strip_run_in_background_arg,
 )
-from intent_ui.core.capabilities.intent import read_intent, strip_intent
+from intent_ui.core.capabilities.intent import TOOL_INTENTS_CAPABILITY, read_intent, strip_intent
 from intent_ui.core.capabilities.selection import canonical_tool_options
+from intent_ui.core.capabilities.strict import to_strict_tool
 from intent_ui.core.events import (
     ActivityLabel,
     ArgsComplete,
@@ -174,6 +181,15 @@ class TurnRun:
         """The tool definitions the model is offered (after the capability pipeline)."""
         self.label_tool_names: frozenset[str] = frozenset(shaped.label_tool_names)
         """The label gate: tools whose calls carry an intent label."""
+        # Deferred tools (§10.1) wait in the registry until `tool_search` finds them; the
+        # registry entries already went through the same injection, intent first.
+        self._registry = dict(shaped.registry or {})
+        self._deferred = [name for name in shaped.deferred_names if name in self._registry]
+        if self._deferred:
+            search = tool_search_definition(intents=TOOL_INTENTS_CAPABILITY in capabilities)
+            self.definitions.append(dict(to_strict_tool(search)) if strict else search)
+            if TOOL_INTENTS_CAPABILITY in capabilities:
+                self.label_tool_names = self.label_tool_names | {TOOL_SEARCH_NAME}
         self.background_tool_names: frozenset[str] = (
             frozenset(shaped.background_tool_names)
             if RUN_IN_BACKGROUND_CAPABILITY in capabilities
@@ -391,6 +407,9 @@ class TurnRun:
         if tool is None and call.name == CHECK_BACKGROUND_TASK_NAME and self._background_on:
             self._settle(call, self._check_background(args))
             return
+        if tool is None and call.name == TOOL_SEARCH_NAME and self._deferred:
+            self._settle(call, self._search_tools(strip_intent(args)))
+            return
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
             self._settle(
@@ -410,6 +429,35 @@ class TurnRun:
             self._dispatch_background(call, tool, args)
             return
         self._settle(call, await _invoke(tool, call.name, args))
+
+    def _search_tools(self, args: Mapping[str, Any]) -> ToolResult:
+        """The host side of `tool_search`: promote the deferred tools that match."""
+        query = args.get("query")
+        if not isinstance(query, str) or not query.strip():
+            return ToolResult("tool_search needs a non-empty 'query' string.", is_error=True)
+        found = rank_tools(query, {name: self._registry[name] for name in self._deferred})
+        if not found:
+            names = ", ".join(self._deferred)
+            return ToolResult(
+                f"No deferred tool matches {query!r}. Deferred tools: {names}.",
+                outcome=f"No tools found for {query.strip()}",
+            )
+        promoted = [self._registry[name] for name in found]
+        if self._strict:
+            promoted = [dict(to_strict_tool(definition)) for definition in promoted]
+        self.definitions = [*self.definitions, *(_plain(d) for d in promoted)]
+        self._deferred = [name for name in self._deferred if name not in found]
+        self.label_tool_names = self.label_tool_names | {
+            name for name in found if name_has_intent_label(self._registry[name])
+        }
+        listing = [
+            {"name": name, "description": self._registry[name].get("description", "")}
+            for name in found
+        ]
+        return ToolResult(
+            json.dumps({"loaded": listing}, ensure_ascii=False),
+            outcome=f"Found {len(found)} tool{'s' if len(found) != 1 else ''} for {query.strip()}",
+        )
 
     def _check_background(self, args: Mapping[str, Any]) -> ToolResult:
         """The host side of `check_background_task`: status, or the result once finished."""

@@ -604,3 +604,47 @@ async def test_check_background_task_reports_a_running_task_then_harvest_settles
         "status": "running",
     }
     assert settled(events, "c1").output == "finished"
+
+
+async def test_deferred_tool_is_found_by_tool_search_and_offered_with_intent_first() -> None:
+    pdf = FakeTool("convert_pdf", kind="mcp", server="docs", self_describing=False)
+    pdf_args = {"intent": "Converting the report to text", "pattern": "report.pdf"}
+    provider = ScriptedProvider(
+        [*call("s1", "tool_search", {"intent": "Looking for a PDF tool", "query": "pdf"}), end()],
+        [*call("c1", "convert_pdf", pdf_args), end()],
+        [TextChunk("Converted."), end()],
+    )
+    run = make_run(
+        provider,
+        [FakeTool("grep_search"), pdf],
+        tool_options={
+            "*": {"describe_intent": True},
+            "convert_pdf_mcp_docs": {"defer_loading": True},
+        },
+    )
+    events = await asyncio.wait_for(collect(run), GUARD)
+    first, second = ({t["name"]: t for t in provider.requests[i].tools} for i in (0, 1))
+    assert "convert_pdf" not in first and "tool_search" in first
+    assert next(iter(first["tool_search"]["parameters"]["properties"])) == INTENT_ARG
+    assert next(iter(second["convert_pdf"]["parameters"]["properties"])) == INTENT_ARG
+    assert settled(events, "s1").outcome == "Found 1 tool for pdf"
+    assert settled(events, "c1").state == "settled"
+    assert pdf.seen == [{"pattern": "report.pdf"}]
+    started = {e.call_id: e for e in of(events, CallStarted)}
+    assert started["s1"].label_bearing and started["c1"].label_bearing
+
+
+async def test_tool_search_with_no_match_lists_what_is_deferred() -> None:
+    pdf = FakeTool("convert_pdf", self_describing=False, kind="mcp", server="docs")
+    provider = ScriptedProvider(
+        [*call("s1", "tool_search", {"query": "weather"}), end()],
+        [TextChunk("None."), end()],
+    )
+    run = make_run(
+        provider,
+        [pdf],
+        tool_options={"convert_pdf_mcp_docs": {"defer_loading": True}},
+    )
+    events = await asyncio.wait_for(collect(run), GUARD)
+    result = settled(events, "s1")
+    assert "convert_pdf" in result.output and result.outcome == "No tools found for weather"
