@@ -19,6 +19,45 @@ TOOL_SEARCH_NAME = "tool_search"
 MAX_RESULTS = 5
 
 _WORD = re.compile(r"[a-z0-9]+")
+# Words that say nothing about what a tool does.
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "find",
+        "for",
+        "from",
+        "i",
+        "in",
+        "into",
+        "is",
+        "it",
+        "me",
+        "my",
+        "need",
+        "of",
+        "on",
+        "or",
+        "some",
+        "that",
+        "the",
+        "this",
+        "to",
+        "tool",
+        "tools",
+        "use",
+        "using",
+        "with",
+    ]
+)
 
 
 def tool_search_definition(*, intents: bool) -> dict[str, Any]:
@@ -44,7 +83,7 @@ def tool_search_definition(*, intents: bool) -> dict[str, Any]:
 def _words(text: str) -> set[str]:
     # Split snake_case and camelCase names into words as well.
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text).replace("_", " ").lower()
-    return set(_WORD.findall(spaced))
+    return set(_WORD.findall(spaced)) - _STOP
 
 
 def rank_tools(query: str, registry: Mapping[str, Mapping[str, Any]]) -> list[str]:
