@@ -21,7 +21,7 @@ MAX_RESULTS = 5
 _WORD = re.compile(r"[a-z0-9]+")
 # Words that say nothing about what a tool does.
 _STOP = frozenset(
-    [
+    {
         "a",
         "an",
         "and",
@@ -56,7 +56,7 @@ _STOP = frozenset(
         "use",
         "using",
         "with",
-    ]
+    }
 )
 
 
