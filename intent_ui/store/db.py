@@ -135,6 +135,9 @@ def _parse(url: str) -> URL:
             f"Cannot open the database at {url!r}: it is not a database URL "
             "(expected e.g. sqlite:///intent_ui.db or postgresql+psycopg://user@host/db)."
         ) from exc
+    if parsed.drivername in ("postgresql", "postgres"):
+        # The installed driver is psycopg 3; a bare postgresql:// URL would ask for psycopg2.
+        parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.get_backend_name() == "sqlite" and not _is_memory(parsed):
         # Pin a relative file to the directory current *now*, so the cached engine and a
         # later `chdir` cannot disagree about which file is open.

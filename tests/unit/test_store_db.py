@@ -142,3 +142,11 @@ def test_missing_driver_raises_without_leaking_the_password() -> None:
         init_db("postgresql+nosuchdriver://app:s3cret@localhost/intent")
     assert "s3cret" not in str(caught.value)
     assert "localhost/intent" in str(caught.value)
+
+
+def test_a_bare_postgresql_url_uses_the_installed_psycopg_driver() -> None:
+    from intent_ui.store.db import _parse
+
+    assert _parse("postgresql://u:p@db/x").drivername == "postgresql+psycopg"
+    assert _parse("postgres://u:p@db/x").drivername == "postgresql+psycopg"
+    assert _parse("postgresql+psycopg://u:p@db/x").drivername == "postgresql+psycopg"
