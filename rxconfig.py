@@ -6,7 +6,7 @@ import reflex as rx
 
 config = rx.Config(
     app_name="intent_ui",
-    db_url=os.environ.get("DB_URL", "sqlite:///intent_ui.db"),
+    db_url=os.environ.get("DB_URL", "sqlite:///.data/intent_ui.db"),
     telemetry_enabled=False,
     show_built_with_reflex=False,
     plugins=[rx.plugins.RadixThemesPlugin()],

@@ -41,7 +41,10 @@ __all__ = [
 ]
 
 DB_URL_ENV = "DB_URL"
-DEFAULT_DB_URL = "sqlite:///intent_ui.db"
+DEFAULT_DB_DIR = Path(".data")
+DEFAULT_DB_URL = "sqlite:///.data/intent_ui.db"
+"""Inside a hidden folder on purpose: `reflex run` watches the app folder for changes,
+and a database written next to the code restarts the dev backend mid-turn."""
 VERSION_TABLE = "intent_ui_alembic_version"
 MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
 SQLITE_BUSY_TIMEOUT_MS = 5000
@@ -63,7 +66,7 @@ class NotFoundError(StoreError, LookupError):
 
 
 def database_url(explicit: str | None = None) -> str:
-    """The URL to use: env `DB_URL`, else `explicit`, else `sqlite:///intent_ui.db`.
+    """The URL to use: env `DB_URL`, else `explicit`, else `sqlite:///.data/intent_ui.db`.
 
     The SQLite default is relative to the current directory.
     """
@@ -72,6 +75,8 @@ def database_url(explicit: str | None = None) -> str:
         return from_env
     if explicit is not None and explicit.strip():
         return explicit.strip()
+    # The default's folder is ours to make; any other missing folder is the user's error.
+    DEFAULT_DB_DIR.mkdir(exist_ok=True)
     return DEFAULT_DB_URL
 
 

@@ -36,8 +36,11 @@ def _head() -> str | None:
     return ScriptDirectory.from_config(migration_config()).get_current_head()
 
 
-def test_database_url_defaults_to_sqlite_file_in_current_directory() -> None:
-    assert database_url() == DEFAULT_DB_URL == "sqlite:///intent_ui.db"
+def test_database_url_defaults_to_a_hidden_folder_in_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert database_url() == DEFAULT_DB_URL == "sqlite:///.data/intent_ui.db"
 
 
 def test_database_url_uses_explicit_url() -> None:
@@ -109,7 +112,7 @@ def test_default_url_creates_the_file_in_the_current_directory(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     init_db()
-    assert (tmp_path / "intent_ui.db").is_file()
+    assert (tmp_path / ".data" / "intent_ui.db").is_file()
 
 
 def test_in_memory_sqlite_works() -> None:
