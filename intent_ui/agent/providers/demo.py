@@ -446,7 +446,8 @@ def _other_summary(name: str, content: str, args: Mapping[str, Any]) -> str:
         shown = ", ".join(entries[:8]) + (", …" if len(entries) > 8 else "")
         where = args.get("path", ".")
         place = "The workspace" if where in (".", "./", "") else f"`{where}`"
-        return f"{place} contains {len(entries)} entries: {shown}"
+        noun = "entry" if len(entries) == 1 else "entries"
+        return f"{place} contains {len(entries)} {noun}: {shown}"
     if name.startswith("set_memory"):
         return f"Noted: {args.get('key', 'that')} is {args.get('value', '')}."
     return f"Done: {_first_line(content)}"
