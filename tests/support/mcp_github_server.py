@@ -57,4 +57,10 @@ async def slow(seconds: float) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    # `--http PORT` serves streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio.
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.settings.host = "127.0.0.1"
+        server.settings.port = int(sys.argv[2])
+        server.run("streamable-http")
+    else:
+        server.run("stdio")
