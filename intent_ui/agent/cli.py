@@ -20,6 +20,7 @@ import re
 import shutil
 import signal
 import sys
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -226,16 +227,17 @@ def event_record(view: TurnView, event: TurnEvent, lang: str = "en") -> dict[str
     return record
 
 
-class _Renderer:
+class _Renderer(ABC):
     def __init__(self, view: TurnView, out: TextIO, lang: str) -> None:
         self.view = view
         self.out = out
         self.lang = lang
 
+    @abstractmethod
     def show(self, event: TurnEvent) -> None:
-        raise NotImplementedError
+        """Render one event, after it was applied to `self.view`."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook: most renderers have nothing to end
         pass
 
 

@@ -10,6 +10,8 @@ not (`Read 120 lines of src/app.py`). Failures come back as error results, never
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import asyncio
 import fnmatch
 import functools
@@ -74,7 +76,7 @@ def _compact_schema(value: Any) -> Any:
     return value
 
 
-class NativeTool:
+class NativeTool(ABC):
     """Base for native tools: subclasses set `name`, `description`, `Arguments`, `run`."""
 
     name: ClassVar[str]
@@ -115,8 +117,9 @@ class NativeTool:
             logger.exception("Tool %s failed", self.name)
             return ToolResult(f"{self.name} failed: {type(exc).__name__}: {exc}", is_error=True)
 
+    @abstractmethod
     async def run(self, args: Any) -> ToolResult:
-        raise NotImplementedError
+        """Do the tool's work with arguments already validated by `Arguments`."""
 
     def _describe_invalid(self, exc: ValidationError) -> str:
         allowed = ", ".join(self.Arguments.model_fields)
