@@ -668,42 +668,9 @@ class TurnRun:
         self._queue.put_nowait(event)
 
 
-def run_turn(
-    *,
-    provider: Provider,
-    model: str,
-    history: Sequence[Mapping[str, Any]],
-    user_message: str,
-    tools: Sequence[Tool],
-    tool_options: Mapping[str, Any] | None,
-    capabilities: frozenset[str],
-    system: str | None,
-    strict: bool = False,
-    max_tokens: int = 4096,
-    max_rounds: int = 8,
-    stop: asyncio.Event | None = None,
-    activity: ActivityLabeler | None = None,
-    background_timeout: float = DEFAULT_BACKGROUND_TIMEOUT,
-    activity_timeout: float = DEFAULT_ACTIVITY_TIMEOUT,
-) -> TurnRun:
-    """Prepare a turn; iterate the returned `TurnRun` to run it (see the module docstring)."""
-    return TurnRun(
-        provider=provider,
-        model=model,
-        history=history,
-        user_message=user_message,
-        tools=tools,
-        tool_options=tool_options,
-        capabilities=capabilities,
-        system=system,
-        strict=strict,
-        max_tokens=max_tokens,
-        max_rounds=max_rounds,
-        stop=stop,
-        activity=activity,
-        background_timeout=background_timeout,
-        activity_timeout=activity_timeout,
-    )
+run_turn = TurnRun
+"""Prepare a turn; iterate the returned `TurnRun` to run it (see the module docstring).
+An alias, not a wrapper: the keyword-only constructor is the whole signature."""
 
 
 # --- helpers ----------------------------------------------------------------------------
