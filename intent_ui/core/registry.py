@@ -160,7 +160,8 @@ def _record_input(entry: object, record_type: type[Any], where: str) -> tuple[di
     if isinstance(entry, record_type):
         data = {item.name: getattr(entry, item.name) for item in fields(record_type)}
     elif isinstance(entry, Mapping):
-        data = dict(entry)
+        # None means omitted, as an absent optional property does in TypeScript.
+        data = {key: value for key, value in entry.items() if value is not None}
     else:
         raise RegistryError(
             f"{where}: expected a mapping with 'id' and 'description', got {type(entry).__name__}"
