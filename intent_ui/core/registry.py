@@ -616,3 +616,32 @@ class ScopeRegistry:
     def topics(self, id_or_alias: str) -> list[str]:
         """The scope's knowledge topic ids."""
         return list(self.require(id_or_alias).knowledge_topic_ids)
+
+
+# --- turn-level goals ----------------------------------------------------------------
+
+
+def tools_for_goal(
+    registry: IntentRegistry,
+    goal_id: str,
+    tool_ids: Iterable[str],
+    families: Mapping[str, str] | None = None,
+) -> tuple[str, ...]:
+    """The tools a turn pursuing `goal_id` may offer, in the order of `tool_ids`.
+
+    A tool is kept when the goal delegates to its family: `families[tool_id]`, or the
+    tool id itself when it has no entry, so a delegate may name a family (`read`) or a
+    single tool (`web_search`). An unknown or inactive goal is an error rather than an
+    empty tool list, so a misconfigured agent fails loudly instead of running toolless.
+    """
+    record = registry.get(goal_id)
+    if record is None or not record.active:
+        state = "not registered" if record is None else "inactive"
+        raise RegistryError(
+            f"intent {goal_id!r}: {state}, so it cannot restrict a turn's tools; "
+            f"pick one of {[item.id for item in registry.describe() if item.active]!r}"
+        )
+    family_of = families or {}
+    return tuple(
+        tool_id for tool_id in tool_ids if registry.allows(goal_id, family_of.get(tool_id, tool_id))
+    )

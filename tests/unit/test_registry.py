@@ -25,6 +25,7 @@ from intent_ui.core.registry import (
     ResolveContext,
     ScopeRegistry,
     Selection,
+    tools_for_goal,
 )
 
 EXPLAIN = "根据资料解释 SDK"
@@ -509,4 +510,54 @@ def test_select_refuses_an_intent_that_is_not_advertised(args: object, words: li
     with pytest.raises(RegistryError) as caught:
         selection_registry().select(args, stage_id="s")
     for word in [SELECT_INTENT_TOOL_NAME, *words]:
+        assert word in str(caught.value)
+
+
+# --- turn-level goals ------------------------------------------------------------------
+
+TURN_TOOLS = ["read_file", "grep_search", "write_file", "web_search", "search_code_mcp_github"]
+FAMILIES = {
+    "read_file": "read",
+    "grep_search": "read",
+    "write_file": "write",
+    "search_code_mcp_github": "read",
+}
+
+
+def goals() -> IntentRegistry:
+    return IntentRegistry.create(
+        [
+            intent(delegates=["read", "web_search"]),
+            intent(id="edit", delegates=["read", "write"]),
+            intent(id="chat"),
+            intent(id="paused", delegates=["read"], active=False),
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("goal_id", "expected"),
+    [
+        ("explain", ("read_file", "grep_search", "web_search", "search_code_mcp_github")),
+        ("edit", ("read_file", "grep_search", "write_file", "search_code_mcp_github")),
+        ("chat", ()),
+    ],
+)
+def test_a_goal_keeps_the_tools_of_the_families_it_delegates_to(
+    goal_id: str, expected: tuple[str, ...]
+) -> None:
+    assert tools_for_goal(goals(), goal_id, TURN_TOOLS, FAMILIES) == expected
+
+
+def test_without_families_a_delegate_names_a_tool() -> None:
+    assert tools_for_goal(goals(), "explain", TURN_TOOLS) == ("web_search",)
+
+
+@pytest.mark.parametrize(
+    ("goal_id", "state"), [("unknown", "not registered"), ("paused", "inactive")]
+)
+def test_a_goal_that_cannot_be_pursued_is_an_error(goal_id: str, state: str) -> None:
+    with pytest.raises(RegistryError) as caught:
+        tools_for_goal(goals(), goal_id, TURN_TOOLS, FAMILIES)
+    for word in [f"intent {goal_id!r}", state, "['explain', 'edit', 'chat']"]:
         assert word in str(caught.value)
