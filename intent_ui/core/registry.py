@@ -418,7 +418,7 @@ class IntentRegistry:
             )
         lines = []
         for record in offered:
-            when = f" Choose it when: {record.as_intent}" if record.as_intent is not True else ""
+            when = f"\n  Choose it when: {record.as_intent}" if record.as_intent is not True else ""
             lines.append(f"- {record.id}: {record.description}{when}")
         inputs = [{"title": record.id, **_thaw(record.input_schema)} for record in offered]
         input_schema = inputs[0] if len(inputs) == 1 else {"anyOf": inputs}

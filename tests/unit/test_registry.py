@@ -384,7 +384,7 @@ def test_with_intent_advertises_active_as_intent_intents_as_one_tool() -> None:
     assert tool["name"] == SELECT_INTENT_TOOL_NAME
     properties = tool["parameters"]["properties"]
     assert properties[INTENT_ID_ARG]["enum"] == ["explain", "reply"]
-    assert f"- explain: {EXPLAIN} Choose it when: {WHEN}" in tool["description"]
+    assert f"- explain: {EXPLAIN}\n  Choose it when: {WHEN}\n" in tool["description"]
     assert "- reply: Answer directly\n" not in tool["description"]
     assert tool["description"].endswith("- reply: Answer directly")
     assert "hidden" not in tool["description"] and "paused" not in tool["description"]
