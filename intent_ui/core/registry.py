@@ -16,6 +16,7 @@ Both registries validate everything at registration time and raise `RegistryErro
 start-up rather than mid-turn. `IntentRegistry` grows by `register`/`register_all` under
 an optional policy and is closed by `seal()`; `IntentRegistry.create(list)` is the
 sealed, policy-free shorthand. `ScopeRegistry.create(...)` validates a complete list.
+`tools_for_goal` narrows a turn's tools to the families a goal delegates to.
 
 Input and output shapes (a Python choice the TypeScript original leaves to its types):
 

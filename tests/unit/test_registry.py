@@ -12,9 +12,11 @@ import re
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
+import jsonschema
 import pytest
 
 from intent_ui.core.capabilities.intent import INTENT_ARG, is_intent_label_property
+from intent_ui.core.capabilities.strict import to_strict_tool
 from intent_ui.core.registry import (
     INPUT_ARG,
     INTENT_ID_ARG,
@@ -397,6 +399,15 @@ def test_the_selection_tool_carries_the_intent_label_first_and_required() -> Non
     assert next(iter(parameters["properties"])) == INTENT_ARG
     assert is_intent_label_property(parameters["properties"][INTENT_ARG])
     assert parameters["required"] == [INTENT_ARG, INTENT_ID_ARG, INPUT_ARG]
+
+
+def test_the_selection_tool_survives_strict_function_calling() -> None:
+    parameters = to_strict_tool(selection_registry().with_intent())["parameters"]
+    jsonschema.Draft202012Validator.check_schema(parameters)
+    call = {INTENT_ARG: "Explaining hooks", INTENT_ID_ARG: "explain", INPUT_ARG: {"q": "hooks"}}
+    jsonschema.validate(call, parameters)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**call, INTENT_ID_ARG: "hidden"}, parameters)
 
 
 def test_a_single_advertised_intent_gives_its_own_input_schema() -> None:
