@@ -76,6 +76,7 @@ from intent_ui.core.events import (
     CallSettled,
     CallStarted,
     FinalState,
+    SeqCounter,
     TextDelta,
     TurnDone,
     TurnEvent,
@@ -104,7 +105,7 @@ class _Call:
     tool: Tool | None
     block: int
     label_bearing: bool
-    arguments: str = ""
+    chunks: list[str] = field(default_factory=list)
     ended: bool = False
     args: dict[str, Any] | None = None
     args_problem: str | None = None
@@ -113,6 +114,13 @@ class _Call:
     settled: FinalState | None = None
     model_result: ToolResult | None = None
     final_result: ToolResult | None = None
+
+    @property
+    def arguments(self) -> str:
+        """The argument text so far (fragments are joined once, when asked for)."""
+        if len(self.chunks) > 1:
+            self.chunks[:] = ["".join(self.chunks)]
+        return self.chunks[0] if self.chunks else ""
 
 
 @dataclass(slots=True)
@@ -147,6 +155,7 @@ class TurnRun:
         activity: ActivityLabeler | None = None,
         background_timeout: float = DEFAULT_BACKGROUND_TIMEOUT,
         activity_timeout: float = DEFAULT_ACTIVITY_TIMEOUT,
+        seq: SeqCounter | None = None,
     ) -> None:
         self._provider = provider
         self._model = model
@@ -201,7 +210,7 @@ class TurnRun:
         self.stop_reason: str | None = None
         self.error: str | None = None
 
-        self._seq = 0
+        self._seq = seq or SeqCounter()
         self._queue: asyncio.Queue[TurnEvent] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._done = False
@@ -384,7 +393,7 @@ class TurnRun:
         call = self._calls.get(event.call_id)
         if call is None or call.ended or not event.delta:
             return
-        call.arguments += event.delta
+        call.chunks.append(event.delta)
         self._emit(ArgsDelta(self._next_seq(), call.call_id, event.delta))
 
     def _end(self, event: ToolCallEnd) -> None:
@@ -661,8 +670,7 @@ class TurnRun:
     # --- plumbing -------------------------------------------------------------------------
 
     def _next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
+        return self._seq.next()
 
     def _emit(self, event: TurnEvent) -> None:
         self._queue.put_nowait(event)

@@ -37,6 +37,7 @@ from intent_ui.core.capabilities.intent import (
     synthesize_intent_tool_options,
 )
 from intent_ui.core.capabilities.selection import TOOL_SELECTION_WILDCARD
+from intent_ui.core.events import SeqCounter
 
 __all__ = ["AgentRuntime", "UnknownEndpointError"]
 
@@ -248,6 +249,7 @@ class AgentRuntime:
         system: str | None = None,
         stop: asyncio.Event | None = None,
         max_rounds: int = 8,
+        seq: SeqCounter | None = None,
     ) -> TurnRun:
         """Prepare a turn on an endpoint; iterate the returned `TurnRun` to run it.
 
@@ -268,4 +270,5 @@ class AgentRuntime:
             max_rounds=max_rounds,
             stop=stop,
             activity=self.labeler_for(found.name),
+            seq=seq,
         )

@@ -2,14 +2,21 @@
 
 The agent run loop emits these; the terminal view, the Reflex state and the store
 consume them through `intent_ui.core.turn.TurnView`. Every event carries `seq`, a
-per-turn monotonic number stamped by the emitter when the change happens, so
-consumers never rely on arrival order of parallel calls (§5.2).
+per-turn monotonic number stamped by the turn's one `SeqCounter` when the change happens,
+so consumers never rely on the arrival order of parallel calls.
+
+Events that start or end something (`CallStarted`, `CallSettled`, `TurnDone`) also carry
+`at`, the wall-clock time in epoch seconds when the turn's session saw them (0 when
+unknown), so elapsed times survive a reload.
+
+A turn is stored as its events: `event_to_record` / `event_from_record` turn one event
+into a `(kind, data)` pair of JSON-ready values and back.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, fields
+from typing import Any, Literal, get_args
 
 CallState = Literal["streaming", "running", "background", "settled", "error", "cancelled"]
 """The browser contract's `data-state` vocabulary (DESIGN.md)."""
@@ -27,6 +34,7 @@ class CallStarted:
     block: int
     server: str | None = None
     label_bearing: bool = False
+    at: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,7 @@ class CallSettled:
     outcome: str | None = None
     outcome_patch: dict[str, str] | None = None
     error: str | None = None
+    at: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +101,7 @@ class TurnDone:
     seq: int
     stop_reason: str
     error: str | None = None
+    at: float = 0.0
 
 
 TurnEvent = (
@@ -104,3 +114,62 @@ TurnEvent = (
     | ActivityLabel
     | TurnDone
 )
+
+
+class SeqCounter:
+    """The one place a turn's `seq` values come from: strictly increasing, starting at 1.
+
+    The turn's session owns one and hands it to the run loop, so an event the session adds
+    itself (the `TurnDone` of a run that crashed) continues the same sequence.
+    """
+
+    __slots__ = ("_last",)
+
+    def __init__(self, last: int = 0) -> None:
+        self._last = last
+
+    def next(self) -> int:
+        self._last += 1
+        return self._last
+
+    @property
+    def last(self) -> int:
+        return self._last
+
+
+EVENT_TYPES: dict[str, type[TurnEvent]] = {cls.__name__: cls for cls in get_args(TurnEvent)}
+"""Event classes by the `kind` they are stored under."""
+
+
+def event_to_record(event: TurnEvent) -> tuple[str, dict[str, Any]]:
+    """`(kind, data)`: the event's class name and its fields other than `seq`.
+
+    Defaults are left out, so a stored chunk costs little more than its text.
+    """
+    data: dict[str, Any] = {}
+    for f in fields(event):
+        if f.name == "seq":
+            continue
+        value = getattr(event, f.name)
+        if value != f.default:
+            data[f.name] = value
+    return type(event).__name__, data
+
+
+def event_from_record(kind: str, seq: int, data: Any) -> TurnEvent:
+    """The event stored as `event_to_record` wrote it. Raises ValueError naming the problem."""
+    cls = EVENT_TYPES.get(kind)
+    if cls is None:
+        raise ValueError(
+            f"unknown turn event kind {kind!r} (expected one of {', '.join(sorted(EVENT_TYPES))})"
+        )
+    if not isinstance(data, dict):
+        raise ValueError(f"{kind} seq={seq}: stored data is not an object")
+    known = {f.name for f in fields(cls)} - {"seq"}
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"{kind} seq={seq}: unknown fields {sorted(unknown)}")
+    try:
+        return cls(seq=seq, **data)
+    except TypeError as exc:
+        raise ValueError(f"{kind} seq={seq}: {exc}") from None

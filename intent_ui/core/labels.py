@@ -123,7 +123,7 @@ def default_label(
 
 def has_label_text(value: object) -> bool:
     """Whether `value` would show any text once sanitised (blank and markup-only do not)."""
-    return isinstance(value, str) and bool(sanitize_label(value).text)
+    return isinstance(value, str) and bool(sanitize_label(value, title=False).text)
 
 
 def card_label(call: CallView, lang: str = DEFAULT_LANGUAGE) -> str:
@@ -323,7 +323,9 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _SPACES = re.compile(" {2,}")
 
 
-def sanitize_label(text: object, limit: int = DEFAULT_LABEL_LIMIT) -> DisplayText:
+def sanitize_label(
+    text: object, limit: int = DEFAULT_LABEL_LIMIT, *, title: bool = True
+) -> DisplayText:
     """Make model-authored text safe for one line of chrome. Never raises.
 
     - Plain text: markup is shown as the characters the model wrote, never interpreted
@@ -335,13 +337,28 @@ def sanitize_label(text: object, limit: int = DEFAULT_LABEL_LIMIT) -> DisplayTex
     - `text` is capped at `limit` characters, ending in `…` when cut; the cut never splits
       a combining mark, variation selector, skin tone, ZWJ sequence or flag from its base.
       `title` is the whole cleaned line.
+    - `title=False` is for callers that show only the capped text (a label still
+      streaming, a blank check): the work is then bounded by `limit`, not by the length
+      of `text`, so a label growing by one character per fragment stays linear overall.
+      `title` comes back empty when the text was cut (`truncated` stays true).
     """
     try:
         raw = text if isinstance(text, str) else ("" if text is None else str(text))
+        window = _PREFIX_WINDOW * max(1, limit if isinstance(limit, int) else 1)
+        if not title and len(raw) > window:
+            # Cleaning only shortens text, and only locally: when the cleaned head of the
+            # text still overflows the cap, the cap of the whole text is the cap of its head.
+            head = _one_line(_plain_text(raw[:window]))
+            if len(head) > limit:
+                return DisplayText(text=_cap(head, limit), title="")
         line = _one_line(_plain_text(raw))
         return DisplayText(text=_cap(line, limit), title=line)
     except Exception:  # the renderer must never fail on model output
         return DisplayText(text="", title="")
+
+
+_PREFIX_WINDOW = 4
+"""How many characters per capped character `title=False` cleans at most."""
 
 
 def _plain_text(text: str) -> str:

@@ -32,16 +32,23 @@ Rules (each pinned by tests):
 - Bad input never raises: an event for an unknown call, a duplicate start, or a value of
   the wrong type is skipped and described in `problems`.
 
-A turn can be rebuilt either by replaying its events (`TurnView.replay`) or from
-`snapshot()` via `TurnView.from_snapshot`.
+- Work per event does not grow with what came before: argument fragments are kept as a
+  list and joined only when asked for (`arguments(call_id)`), and a call's record carries
+  the argument length rather than the text.
+- An intent that the provider streamed after other keys cannot show while streaming (only
+  the first key is read as it arrives), but once the arguments are complete the card still
+  takes it from the parsed object.
+
+A turn on screen is always `TurnView.replay(events)` of its stored or live events.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, get_args
 
+from intent_ui.core.capabilities.intent import read_intent
 from intent_ui.core.events import (
     ActivityLabel,
     ArgsComplete,
@@ -65,12 +72,10 @@ from intent_ui.core.labels import (
 )
 from intent_ui.core.labels import card_label as resolve_card_label
 from intent_ui.core.locale import DEFAULT_LANGUAGE
-from intent_ui.core.streaming import IntentStream, read_streaming_intent
+from intent_ui.core.streaming import IntentStream, StreamingIntent, read_streaming_intent
 
-__all__ = ["SNAPSHOT_VERSION", "CallRecord", "Part", "TextPart", "ToolBlock", "TurnView"]
+__all__ = ["CallRecord", "Part", "TextPart", "ToolBlock", "TurnView"]
 
-SNAPSHOT_VERSION = 1
-_CALL_STATES: frozenset[str] = frozenset(get_args(CallState))
 _CATEGORIES: frozenset[str] = frozenset(get_args(CallCategory))
 
 
@@ -94,7 +99,11 @@ Part = TextPart | ToolBlock
 
 @dataclass(frozen=True, slots=True)
 class CallRecord:
-    """Everything known about one call. `seq` is its last label-relevant change."""
+    """Everything known about one call but its argument text (`TurnView.arguments`).
+
+    `seq` is its last label-relevant change; `started_at` / `settled_at` are epoch seconds
+    (0 when unknown).
+    """
 
     call_id: str
     tool: str
@@ -103,7 +112,7 @@ class CallRecord:
     label_bearing: bool = False
     category: CallCategory = "tool"
     state: CallState = "streaming"
-    arguments: str = ""
+    args_len: int = 0
     args_complete: bool = False
     intent: str | None = None
     intent_complete: bool = False
@@ -113,6 +122,8 @@ class CallRecord:
     output: str = ""
     seq: int = 0
     started_seq: int = 0
+    started_at: float = 0.0
+    settled_at: float = 0.0
 
     def view(self) -> CallView:
         return CallView(
@@ -144,6 +155,7 @@ class TurnView:
         self._blocks: dict[int, _Block] = {}
         self._calls: dict[str, CallRecord] = {}
         self._streams: dict[str, IntentStream] = {}
+        self._args: dict[str, list[str]] = {}
         self._activity: dict[int, str] = {}
         self._text: list[str] = []
         self._last_seq = 0
@@ -208,8 +220,10 @@ class TurnView:
             label_bearing=bool(event.label_bearing),
             category=category if category in _CATEGORIES else "tool",
             started_seq=event.seq,
+            started_at=_time(event.at),
         )
         self._calls[event.call_id] = record
+        self._args[event.call_id] = []
         if record.label_bearing:
             self._streams[event.call_id] = IntentStream()
         changed = {event.call_id, _header(event.block)}
@@ -232,7 +246,10 @@ class TurnView:
         if not isinstance(event.chunk, str):
             self.problems.append(f"ignored ArgsDelta seq={event.seq}: chunk is not text")
             return set()
-        updated = replace(record, arguments=record.arguments + event.chunk)
+        if not event.chunk:
+            return set()
+        self._args[event.call_id].append(event.chunk)
+        updated = replace(record, args_len=record.args_len + len(event.chunk))
         stream = self._streams.get(event.call_id)
         if stream is not None:
             updated = _with_intent(updated, stream.feed(event.chunk), event.seq)
@@ -242,17 +259,22 @@ class TurnView:
         record = self._known(event.call_id, event)
         if record is None:
             return set()
-        arguments = event.arguments if isinstance(event.arguments, str) and event.arguments else ""
+        if isinstance(event.arguments, str) and event.arguments:
+            self._args[event.call_id][:] = [event.arguments]
+        arguments = self.arguments(event.call_id)
         updated = replace(
             record,
-            arguments=arguments or record.arguments,
+            args_len=len(arguments),
             args_complete=True,
             state="running" if record.state == "streaming" else record.state,
         )
         if record.label_bearing:
             # The final text is authoritative; if it cannot be read (the provider sent no
             # final copy), the streamed intent stands rather than flickering away.
-            final = read_streaming_intent(updated.arguments)
+            final = read_streaming_intent(arguments)
+            if final is None and not has_label_text(record.intent):
+                late = read_intent(arguments)  # the intent was not the first key
+                final = None if late is None else StreamingIntent(late, True)
             if final is not None:
                 updated = _with_intent(updated, final, event.seq)
         return self._store(record, updated)
@@ -284,7 +306,7 @@ class TurnView:
         )
         if updated == record:
             return set()  # an idempotent re-emission (background polling) changes nothing
-        return self._store(record, replace(updated, seq=event.seq))
+        return self._store(record, replace(updated, seq=event.seq, settled_at=_time(event.at)))
 
     def _text_delta(self, event: TextDelta) -> set[str]:
         if not isinstance(event.text, str) or not event.text:
@@ -317,6 +339,7 @@ class TurnView:
                     state="cancelled",
                     error=record.error or event.error,
                     seq=event.seq,
+                    settled_at=_time(event.at),
                 )
                 changed |= self._store(record, updated)
         return changed
@@ -365,6 +388,15 @@ class TurnView:
     def call(self, call_id: str) -> CallRecord | None:
         return self._calls.get(call_id)
 
+    def arguments(self, call_id: str) -> str:
+        """The call's raw argument text so far ("" for an unknown call)."""
+        chunks = self._args.get(call_id)
+        if not chunks:
+            return ""
+        if len(chunks) > 1:
+            chunks[:] = ["".join(chunks)]  # later reads and appends stay cheap
+        return chunks[0]
+
     def call_view(self, call_id: str) -> CallView | None:
         record = self._calls.get(call_id)
         return None if record is None else record.view()
@@ -386,91 +418,13 @@ class TurnView:
     def block_header(self, block: int, lang: str = DEFAULT_LANGUAGE) -> HeaderView:
         return group_header(self.block_calls(block), self._activity.get(block), lang)
 
-    # --- persistence ----------------------------------------------------------------------
-
-    def snapshot(self) -> dict[str, Any]:
-        """The whole turn as JSON-serialisable data (see `from_snapshot`)."""
-        parts: list[dict[str, Any]] = []
-        for part in self._parts:
-            if isinstance(part, TextPart):
-                parts.append({"type": "text", "text": part.text})
-            else:
-                parts.append(
-                    {"type": "tools", "block": part.block, "call_ids": list(part.call_ids)}
-                )
-        return {
-            "version": SNAPSHOT_VERSION,
-            "parts": parts,
-            "calls": [asdict(record) for record in self._calls.values()],
-            "activity_labels": {str(block): label for block, label in self._activity.items()},
-            "done": self.done,
-            "stop_reason": self.stop_reason,
-            "error": self.error,
-            "last_seq": self._last_seq,
-        }
-
-    @classmethod
-    def from_snapshot(
-        cls,
-        data: Mapping[str, Any],
-        categorize: Callable[[str], CallCategory] = tool_category,
-    ) -> TurnView:
-        """Rebuild a view from `snapshot()` output.
-
-        Raises ValueError naming the offending field when `data` is not a snapshot of this
-        version. A call that was still streaming resumes parsing its intent where it was.
-        """
-        if not isinstance(data, Mapping):
-            raise ValueError("turn snapshot: expected a mapping from TurnView.snapshot()")
-        if data.get("version") != SNAPSHOT_VERSION:
-            raise ValueError(
-                f"turn snapshot: version {data.get('version')!r} is not supported "
-                f"(expected {SNAPSHOT_VERSION}); rebuild it by replaying the turn's events"
-            )
-        view = cls(categorize)
-        for index, raw in enumerate(_list(data, "calls")):
-            record = _record(raw, f"calls[{index}]")
-            view._calls[record.call_id] = record
-            if record.label_bearing:
-                stream = IntentStream()
-                if not record.args_complete:
-                    stream.feed(record.arguments)
-                view._streams[record.call_id] = stream
-        for index, raw in enumerate(_list(data, "parts")):
-            where = f"turn snapshot: parts[{index}]"
-            if not isinstance(raw, Mapping):
-                raise ValueError(f"{where}: expected an object")
-            if raw.get("type") == "text" and isinstance(raw.get("text"), str):
-                view._parts.append(TextPart(raw["text"]))
-                view._text.append(raw["text"])
-            elif raw.get("type") == "tools" and isinstance(raw.get("block"), int):
-                ids = raw.get("call_ids")
-                if not isinstance(ids, list) or any(i not in view._calls for i in ids):
-                    raise ValueError(f"{where}: call_ids must list calls present in 'calls'")
-                view._blocks[raw["block"]] = _Block(len(view._parts), list(ids))
-                view._parts.append(ToolBlock(raw["block"], tuple(ids)))
-            else:
-                raise ValueError(f"{where}: expected {{'type': 'text'|'tools', ...}}")
-        labels = data.get("activity_labels") or {}
-        if not isinstance(labels, Mapping):
-            raise ValueError("turn snapshot: activity_labels must be an object")
-        for block, label in labels.items():
-            try:
-                view._activity[int(block)] = str(label)
-            except ValueError:
-                raise ValueError(
-                    f"turn snapshot: activity_labels key {block!r} is not a block index"
-                ) from None
-        view.done = bool(data.get("done", False))
-        view.stop_reason = _optional_str(data, "stop_reason")
-        view.error = _optional_str(data, "error")
-        last_seq = data.get("last_seq", 0)
-        view._last_seq = last_seq if isinstance(last_seq, int) else 0
-        return view
-
 
 def _header(block: int) -> str:
     return f"header:{block}"
+
+
+def _time(value: object) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
 def _with_intent(record: CallRecord, found: Any, seq: int) -> CallRecord:
@@ -485,57 +439,3 @@ def _with_intent(record: CallRecord, found: Any, seq: int) -> CallRecord:
         intent_complete=bool(found.complete),
         seq=seq if first else record.seq,
     )
-
-
-def _list(data: Mapping[str, Any], key: str) -> list[Any]:
-    value = data.get(key, [])
-    if not isinstance(value, list):
-        raise ValueError(f"turn snapshot: '{key}' must be a list")
-    return value
-
-
-def _optional_str(data: Mapping[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    return value if isinstance(value, str) else None
-
-
-_RECORD_TYPES: dict[str, tuple[type, ...]] = {
-    "call_id": (str,),
-    "tool": (str,),
-    "block": (int,),
-    "server": (str, type(None)),
-    "label_bearing": (bool,),
-    "category": (str,),
-    "state": (str,),
-    "arguments": (str,),
-    "args_complete": (bool,),
-    "intent": (str, type(None)),
-    "intent_complete": (bool,),
-    "outcome": (str, type(None)),
-    "outcome_patch": (dict, type(None)),
-    "error": (str, type(None)),
-    "output": (str,),
-    "seq": (int,),
-    "started_seq": (int,),
-}
-
-
-def _record(raw: Any, where: str) -> CallRecord:
-    if not isinstance(raw, Mapping):
-        raise ValueError(f"turn snapshot: {where}: expected an object")
-    values: dict[str, Any] = {}
-    for name, types in _RECORD_TYPES.items():
-        if name not in raw:
-            if name in ("call_id", "tool", "block"):
-                raise ValueError(f"turn snapshot: {where}: missing '{name}'")
-            continue
-        if not isinstance(raw[name], types):
-            raise ValueError(
-                f"turn snapshot: {where}.{name}: expected {' or '.join(t.__name__ for t in types)}"
-            )
-        values[name] = raw[name]
-    if values.get("state", "streaming") not in _CALL_STATES:
-        raise ValueError(f"turn snapshot: {where}.state: {values['state']!r} is not a call state")
-    if values.get("category", "tool") not in _CATEGORIES:
-        values["category"] = "tool"
-    return CallRecord(**values)

@@ -1,8 +1,8 @@
 """Persistence: SQLModel tables, alembic migrations, and the queries the app runs.
 
 Open the database with `init_db()` (SQLite file by default, `DB_URL` for PostgreSQL), then
-use the function modules: `conversations`, `turns` (recording and replaying a streaming
-turn), `agents`, and `memory`. The package imports no Reflex, so the CLI can use it.
+use the function modules: `conversations`, `turns` (a turn's event log), `agents`, and
+`memory`. The package imports no Reflex, so the CLI can use it.
 """
 
 from __future__ import annotations
@@ -39,25 +39,20 @@ from intent_ui.store.db import (
     init_db,
 )
 from intent_ui.store.memory import DbMemoryStore
-from intent_ui.store.models import Agent, Conversation, MemoryEntry, Message, ToolCall
-from intent_ui.store.turns import (
-    TurnRecorder,
-    load_turn_events,
-    mark_interrupted,
-    settled_times,
-)
+from intent_ui.store.models import Agent, Conversation, MemoryEntry, Message, TurnEventRow
+from intent_ui.store.turns import EventLog, load_events, mark_interrupted
 
 __all__ = [
     "Agent",
     "Conversation",
     "DatabaseError",
     "DbMemoryStore",
+    "EventLog",
     "MemoryEntry",
     "Message",
     "NotFoundError",
     "StoreError",
-    "ToolCall",
-    "TurnRecorder",
+    "TurnEventRow",
     "add_user_message",
     "create_agent",
     "create_conversation",
@@ -72,13 +67,12 @@ __all__ = [
     "init_db",
     "list_agents",
     "list_conversations",
-    "load_turn_events",
+    "load_events",
     "mark_interrupted",
     "messages",
     "rename_conversation",
     "set_tool_option",
     "set_tool_options_bulk",
-    "settled_times",
     "start_assistant_message",
     "update_agent",
     "update_conversation",

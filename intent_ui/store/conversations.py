@@ -1,10 +1,10 @@
 """Conversations and their messages: CRUD, the display list, and the provider history.
 
-An assistant message is one whole turn: its text plus every tool-call round it ran.
-`history()` unfolds each turn back into the neutral provider shape (see
-`intent_ui.agent.providers.base.ChatRequest`): per round, an assistant message with its
-`tool_calls`, then one `tool` message per call. Each call's `text_offset` (the length of
-the turn's text when the call started) says which text came before which round.
+An assistant message is one whole turn: its text plus every tool-call round it ran, kept
+as its event log (`intent_ui.store.turns`). `history()` replays each turn and unfolds it
+into the neutral provider shape (see `intent_ui.agent.providers.base.ChatRequest`): per
+tool block (one provider round), an assistant message with the text that came before it
+and its `tool_calls`, then one `tool` message per call; trailing text last.
 
 A call that never finished (interrupted, cancelled, or still marked running) still gets a
 `tool` result, as an error, because providers reject a tool call without a result.
@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import Engine, delete, func, update
 from sqlmodel import col, select
 
+from intent_ui.core.turn import CallRecord, TextPart, TurnView
 from intent_ui.store.db import NotFoundError, open_session
-from intent_ui.store.models import Clock, Conversation, Message, ToolCall
+from intent_ui.store.models import Clock, Conversation, Message, TurnEventRow
+from intent_ui.store.turns import load_events
 
 __all__ = [
     "DEFAULT_TITLE",
@@ -129,12 +130,14 @@ def update_conversation(
 
 
 def delete_conversation(engine: Engine, conversation_id: str) -> bool:
-    """Delete a conversation with its messages and tool calls; False when not found."""
+    """Delete a conversation with its messages and their event logs; False when not found."""
     message_ids = select(Message.id).where(Message.conversation_id == conversation_id)
     # Explicit deletes rather than relying on ON DELETE CASCADE, which SQLite only
     # honours on connections that enabled foreign keys (e.g. not on `rx.session()`).
     with engine.begin() as connection:
-        connection.execute(delete(ToolCall).where(col(ToolCall.message_id).in_(message_ids)))
+        connection.execute(
+            delete(TurnEventRow).where(col(TurnEventRow.message_id).in_(message_ids))
+        )
         connection.execute(delete(Message).where(col(Message.conversation_id) == conversation_id))
         result = connection.execute(
             delete(Conversation).where(col(Conversation.id) == conversation_id)
@@ -152,13 +155,13 @@ def add_user_message(
 def start_assistant_message(engine: Engine, conversation_id: str, *, now: Clock = time.time) -> str:
     """Append an empty assistant message with status `streaming`; returns its id.
 
-    Feed the turn into it with `intent_ui.store.turns.TurnRecorder`.
+    Its turn's session appends the events with `intent_ui.store.turns.EventLog`.
     """
     return _append_message(engine, conversation_id, "assistant", "", "streaming", now)
 
 
 def messages(engine: Engine, conversation_id: str) -> list[Message]:
-    """The conversation's messages in order, for display (tool calls: `load_turn_events`)."""
+    """The conversation's messages in order, for display (a turn's events: `load_events`)."""
     statement = (
         select(Message)
         .where(Message.conversation_id == conversation_id)
@@ -170,66 +173,58 @@ def messages(engine: Engine, conversation_id: str) -> list[Message]:
 
 def history(engine: Engine, conversation_id: str) -> list[dict[str, Any]]:
     """The conversation as provider messages in the neutral shape of `ChatRequest`."""
-    rows = messages(engine, conversation_id)
-    calls_by_message = _calls_by_message(engine, [m.id for m in rows if m.role == "assistant"])
     out: list[dict[str, Any]] = []
-    for message in rows:
+    for message in messages(engine, conversation_id):
         if message.role == "user":
             out.append({"role": "user", "content": message.content})
         elif message.role == "assistant":
-            out.extend(_assistant_history(message, calls_by_message.get(message.id, [])))
+            out.extend(turn_history(TurnView.replay(load_events(engine, message.id))))
     return out
 
 
-def _assistant_history(message: Message, calls: list[ToolCall]) -> list[dict[str, Any]]:
-    content = message.content
+def turn_history(turn: TurnView) -> list[dict[str, Any]]:
+    """One replayed turn as provider messages: per tool block, the text before it and its
+    calls, then each call's result; the text after the last block."""
     out: list[dict[str, Any]] = []
-    cursor = 0
-    for block_calls in _rounds(calls):
-        offset = min(max(min(c.text_offset for c in block_calls), cursor), len(content))
+    pending: list[str] = []
+    for part in turn.parts:
+        if isinstance(part, TextPart):
+            pending.append(part.text)
+            continue
+        calls = [record for call_id in part.call_ids if (record := turn.call(call_id))]
         out.append(
             {
                 "role": "assistant",
-                "content": content[cursor:offset],
+                "content": "".join(pending),
                 "tool_calls": [
-                    {"id": c.call_id, "name": c.tool, "arguments": _history_arguments(c)}
-                    for c in block_calls
+                    {"id": c.call_id, "name": c.tool, "arguments": _history_arguments(turn, c)}
+                    for c in calls
                 ],
             }
         )
-        out.extend(_tool_result(c) for c in block_calls)
-        cursor = offset
-    trailing = content[cursor:]
-    if trailing:
-        out.append({"role": "assistant", "content": trailing})
+        out.extend(_tool_result(c) for c in calls)
+        pending = []
+    if "".join(pending):
+        out.append({"role": "assistant", "content": "".join(pending)})
     return out
 
 
-def _rounds(calls: Iterable[ToolCall]) -> list[list[ToolCall]]:
-    """Calls grouped by block, blocks and calls in the order they started."""
-    blocks: dict[int, list[ToolCall]] = {}
-    for call in sorted(calls, key=lambda c: (c.started_seq, c.call_id)):
-        blocks.setdefault(call.block, []).append(call)
-    return list(blocks.values())
-
-
-def _history_arguments(call: ToolCall) -> str:
-    if call.args_json is not None:
-        return call.args_text
+def _history_arguments(turn: TurnView, call: CallRecord) -> str:
+    text = turn.arguments(call.call_id)
     # An interrupted call's text may be a JSON prefix; providers need an object.
     try:
-        json.loads(call.args_text)
+        json.loads(text)
     except ValueError:
         return "{}"
-    return call.args_text
+    return text
 
 
-def _tool_result(call: ToolCall) -> dict[str, Any]:
-    if call.status == "settled":
+def _tool_result(call: CallRecord) -> dict[str, Any]:
+    if call.state == "settled":
         content, is_error = call.output, False
-    elif call.status == "error":
+    elif call.state == "error":
         content, is_error = call.output or call.error or _FAILED_RESULT, True
-    elif call.status == "cancelled":
+    elif call.state == "cancelled":
         content, is_error = call.output or call.error or _CANCELLED_RESULT, True
     else:
         content, is_error = _INTERRUPTED_RESULT, True
@@ -240,17 +235,6 @@ def _tool_result(call: ToolCall) -> dict[str, Any]:
         "content": content,
         "is_error": is_error,
     }
-
-
-def _calls_by_message(engine: Engine, message_ids: list[str]) -> dict[str, list[ToolCall]]:
-    if not message_ids:
-        return {}
-    statement = select(ToolCall).where(col(ToolCall.message_id).in_(message_ids))
-    grouped: dict[str, list[ToolCall]] = {}
-    with open_session(engine) as session:
-        for call in session.exec(statement):
-            grouped.setdefault(call.message_id, []).append(call)
-    return grouped
 
 
 def _append_message(

@@ -1,4 +1,4 @@
-"""The tables: conversations, their messages and tool calls, agents, and memory entries.
+"""The tables: conversations, their messages and turn event logs, agents, memory entries.
 
 Plain `sqlmodel.SQLModel` tables (what Reflex's `rx.Model` is built on), so the CLI never
 imports Reflex while `rx.session()` still works with them. The schema is owned by the
@@ -9,10 +9,11 @@ recorder can insert rows without a round trip), timestamps are float epoch secon
 from an injected `now` callable, and JSON values are TEXT columns written through
 `encode_json` / `decode_json`.
 
-Why tool calls are rows rather than a JSON blob on the message: a turn is flushed every
-~100 ms while it streams, and only the calls that changed are rewritten (§5.4: intents
-ride the call's arguments, so saving the raw argument text is what makes a reload render
-identical labels).
+An assistant turn is its append-only event log (`TurnEventRow`, keyed by message and seq):
+every view, live or reloaded, is `TurnView.replay` of those events, so nothing is stored
+twice and no second reducer can disagree with the first. Intents ride the calls' argument
+events, which is what makes a reload render identical labels. The message row keeps a
+small summary written when the turn ends (its reply text, status, error, stop reason).
 """
 
 from __future__ import annotations
@@ -26,14 +27,13 @@ from sqlalchemy import Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 __all__ = [
-    "FINAL_CALL_STATES",
     "STORE_TABLES",
     "Agent",
     "Clock",
     "Conversation",
     "MemoryEntry",
     "Message",
-    "ToolCall",
+    "TurnEventRow",
     "decode_json",
     "encode_json",
     "new_id",
@@ -41,9 +41,6 @@ __all__ = [
 
 Clock = Callable[[], float]
 """Returns the current time in epoch seconds; `time.time` in the app, a counter in tests."""
-
-FINAL_CALL_STATES: frozenset[str] = frozenset({"settled", "error", "cancelled"})
-"""Tool-call statuses after which nothing about the call changes."""
 
 
 def new_id() -> str:
@@ -84,7 +81,11 @@ class Conversation(SQLModel, table=True):
 
 
 class Message(SQLModel, table=True):
-    """One user message, or one assistant turn (all of its text and tool-call rounds)."""
+    """One user message, or one assistant turn (all of its text and tool-call rounds).
+
+    For an assistant turn, `content`, `status`, `error` and `stop_reason` are a summary
+    written when the turn ends; the turn itself is its `TurnEventRow`s.
+    """
 
     __tablename__ = "messages"
     __table_args__ = (
@@ -98,50 +99,25 @@ class Message(SQLModel, table=True):
     content: str = Field(default="", sa_type=Text)
     status: str = "complete"  # 'complete' | 'streaming' | 'cancelled' | 'error'
     error: str | None = Field(default=None, sa_type=Text, nullable=True)
-    # {"<block>": "<label>"}: JSON object keys are strings; readers convert back to int.
-    activity_labels_json: str = Field(default="{}", sa_type=Text)
-    # The TurnDone that ended the turn, so a reload replays the very same event.
     stop_reason: str | None = Field(default=None, nullable=True)
-    done_seq: int | None = Field(default=None, nullable=True)
-    last_seq: int = 0  # the highest event seq recorded
     created_at: float
     updated_at: float
 
 
-class ToolCall(SQLModel, table=True):
-    """One tool call of an assistant turn, as the turn events described it."""
+class TurnEventRow(SQLModel, table=True):
+    """One event of an assistant turn (`intent_ui.core.events`), in seq order.
 
-    __tablename__ = "tool_calls"
-    __table_args__ = (UniqueConstraint("message_id", "call_id", name="uq_tool_calls_message_call"),)
+    `kind` is the event class name and `data` its other fields as JSON. Consecutive
+    argument or text fragments written in one flush may share a row (the seq of the last
+    one): replaying them gives the same view.
+    """
 
-    id: str = Field(default_factory=new_id, primary_key=True)
-    message_id: str = Field(foreign_key="messages.id", ondelete="CASCADE", index=True)
-    call_id: str
-    tool: str
-    server: str | None = Field(default=None, nullable=True)
-    block: int
-    label_bearing: bool = False
-    args_text: str = Field(default="", sa_type=Text)  # raw streamed argument text
-    args_json: str | None = Field(default=None, sa_type=Text, nullable=True)
-    output: str = Field(default="", sa_type=Text)
-    outcome: str | None = Field(default=None, sa_type=Text, nullable=True)
-    outcome_patch_json: str | None = Field(default=None, sa_type=Text, nullable=True)
-    status: str = "streaming"  # the events' CallState vocabulary
-    error: str | None = Field(default=None, sa_type=Text, nullable=True)
-    # Label sequence: the seq of the last label-relevant change (§5.2 "latest").
-    seq: int
-    started_seq: int
-    # The seq of the argument fragment that made the streamed intent readable.
-    intent_seq: int | None = Field(default=None, nullable=True)
-    args_completed_seq: int | None = Field(default=None, nullable=True)
-    backgrounded_seq: int | None = Field(default=None, nullable=True)
-    settled_seq: int | None = Field(default=None, nullable=True)
-    # Length of the assistant text when the call started: splits the turn's text into
-    # the provider rounds it belongs to (history) and back into place (reload).
-    text_offset: int = 0
-    started_at: float
-    args_completed_at: float | None = Field(default=None, nullable=True)
-    settled_at: float | None = Field(default=None, nullable=True)
+    __tablename__ = "turn_events"
+
+    message_id: str = Field(foreign_key="messages.id", ondelete="CASCADE", primary_key=True)
+    seq: int = Field(primary_key=True)
+    kind: str
+    data: str = Field(default="{}", sa_type=Text)
 
 
 class Agent(SQLModel, table=True):
@@ -183,7 +159,7 @@ STORE_TABLES: frozenset[str] = frozenset(
     {
         Conversation.__tablename__,
         Message.__tablename__,
-        ToolCall.__tablename__,
+        TurnEventRow.__tablename__,
         Agent.__tablename__,
         MemoryEntry.__tablename__,
     }

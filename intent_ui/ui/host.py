@@ -2,8 +2,9 @@
 
 Built lazily on first use inside the backend's event loop (MCP sessions and the httpx
 client belong to that loop), and rebuilt when `INTENT_UI_CONFIG` or `DB_URL` change, so
-each end-to-end fixture gets a fresh app. Rendered turns are cached by message id so a
-card can be expanded in an old message without replaying the database.
+each end-to-end fixture gets a fresh app. Running turns live in `sessions`; finished turns
+are replayed from their event log once and cached by message id, so a card can be
+expanded in an old message without reading the database again.
 """
 
 from __future__ import annotations
@@ -11,19 +12,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Engine
 
 from intent_ui.agent.runtime import AgentRuntime
+from intent_ui.agent.session import TurnSessions
 from intent_ui.agent.tools.actions import load_action_tools
 from intent_ui.config import AppConfig, load_config
 from intent_ui.core.turn import TurnView
 from intent_ui.store.actions import init_action_store, list_action_documents
 from intent_ui.store.db import database_url, init_db
 from intent_ui.store.memory import DbMemoryStore
-from intent_ui.store.turns import load_turn_events, mark_interrupted
+from intent_ui.store.turns import load_events, mark_interrupted
 
 logger = logging.getLogger(__name__)
 
@@ -36,27 +39,36 @@ class Host:
     config: AppConfig
     engine: Engine
     runtime: AgentRuntime
+    sessions: TurnSessions = field(init=False)
     turns: OrderedDict[str, TurnView] = field(default_factory=OrderedDict)
-    stops: dict[str, asyncio.Event] = field(default_factory=dict)
     loop: asyncio.AbstractEventLoop | None = None
+    _cache_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.sessions = TurnSessions(engine=self.engine, runtime=self.runtime, config=self.config)
 
     def turn(self, message_id: str) -> TurnView:
-        """The rendered turn of a stored assistant message (cached)."""
-        cached = self.turns.get(message_id)
-        if cached is not None:
-            self.turns.move_to_end(message_id)
-            return cached
-        turn = TurnView()
-        for event in load_turn_events(self.engine, message_id):
-            turn.apply(event)
-        self.remember(message_id, turn)
+        """The turn of an assistant message: its running session's view, or its stored
+        log replayed (cached). Blocking on a cache miss: call it from a worker thread."""
+        session = self.sessions.get(message_id)
+        if session is not None:
+            return session.view
+        with self._cache_lock:
+            cached = self.turns.get(message_id)
+            if cached is not None:
+                self.turns.move_to_end(message_id)
+                return cached
+        turn = TurnView.replay(load_events(self.engine, message_id))
+        if turn.done:  # a turn still being written would go stale in the cache
+            self.remember(message_id, turn)
         return turn
 
     def remember(self, message_id: str, turn: TurnView) -> None:
-        self.turns[message_id] = turn
-        self.turns.move_to_end(message_id)
-        while len(self.turns) > TURN_CACHE_SIZE:
-            self.turns.popitem(last=False)
+        with self._cache_lock:
+            self.turns[message_id] = turn
+            self.turns.move_to_end(message_id)
+            while len(self.turns) > TURN_CACHE_SIZE:
+                self.turns.popitem(last=False)
 
 
 _host: Host | None = None
@@ -110,6 +122,7 @@ async def _close_quietly(old: Host, loop: asyncio.AbstractEventLoop) -> None:
     if old.loop is not loop:
         return
     try:
+        await old.sessions.aclose()
         await asyncio.wait_for(old.runtime.aclose(), timeout=10)
     except Exception:
         logger.warning("Closing the previous runtime failed", exc_info=True)

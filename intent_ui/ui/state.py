@@ -1,33 +1,33 @@
-"""The chat page's state: thin. Handlers forward to the store and the agent runtime;
-a running turn is folded into a `TurnView` (core) and pushed through a leading-edge
-coalescer, so the browser gets at most one delta per frame with every changed label."""
+"""The chat page's state: thin. Handlers forward to the store and to the turn sessions
+(`intent_ui.agent.session`); a tab showing a running turn follows its session, reading the
+session's one `TurnView` and pushing through a leading-edge coalescer, so the browser gets
+at most one delta per frame with every changed label. Any tab on the conversation (a
+reload, a second tab, a reopened chat) follows the same session, and Stop works from any.
+Blocking store calls run in worker threads."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from typing import Any
 
 import reflex as rx
 
+from intent_ui.agent.session import (
+    DEFAULT_AGENT_ID,
+    SPEC_PREFIX,
+    TurnAlreadyRunning,
+    TurnRequest,
+    TurnSession,
+)
 from intent_ui.core.events import CallSettled, CallStarted, TurnDone
 from intent_ui.core.labels import sanitize_label
 from intent_ui.core.locale import SUPPORTED_LANGUAGES, negotiate_language, translate
-from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv_store
-from intent_ui.store.turns import TurnRecorder
+from intent_ui.store.db import StoreError
 from intent_ui.ui.coalescer import LeadingEdgeCoalescer
 from intent_ui.ui.host import Host, current_host, get_host
 from intent_ui.ui.viewmodels import CardCache, HeaderHold, MessageVM, build_turn_parts
-
-logger = logging.getLogger(__name__)
-
-SPEC_PREFIX = "spec:"
-"""Agent-picker ids of model specs (`spec:NAME`); saved agents use their database id."""
-
-FLUSH_INTERVAL_S = 0.1
-"""How often streamed chunks reach the database: a crash loses at most this much."""
 
 UI_KEYS = (
     "ui.send",
@@ -79,20 +79,24 @@ class ChatState(rx.State):
     @rx.event
     async def load_page(self) -> Any:
         host = await get_host()
-        self._load_pickers(host)
-        self._refresh_conversations(host)
-        if self.conversation_id or self.stored_conversation:
-            self._open(host, self.conversation_id or self.stored_conversation)
-        return rx.call_script("navigator.language || ''", callback=ChatState.set_browser_lang)
+        await asyncio.to_thread(self._load_pickers, host)
+        await self._refresh_conversations(host)
+        events: list[Any] = [
+            rx.call_script("navigator.language || ''", callback=ChatState.set_browser_lang)
+        ]
+        wanted = self.conversation_id or self.stored_conversation
+        if wanted and await self._open(host, wanted):
+            events.append(LiveState.follow)
+        return events
 
     @rx.event
     def set_browser_lang(self, value: str) -> None:
         self.browser_lang = negotiate_language(value or "")
 
     @rx.event
-    def set_lang(self, value: str) -> None:
+    async def set_lang(self, value: str) -> None:
         self.lang_override = value if value in SUPPORTED_LANGUAGES else ""
-        self._rerender()
+        await self._rerender()
 
     def _load_pickers(self, host: Host) -> None:
         endpoints = host.config.endpoints
@@ -103,7 +107,7 @@ class ChatState(rx.State):
         from intent_ui.store import agents as agent_store
 
         self.agents = [
-            {"id": "default", "name": "Default agent"},
+            {"id": DEFAULT_AGENT_ID, "name": "Default agent"},
             *(
                 {"id": f"{SPEC_PREFIX}{spec.name}", "name": f"{spec.name} (model spec)"}
                 for spec in host.config.model_specs
@@ -111,7 +115,7 @@ class ChatState(rx.State):
             *({"id": str(a.id), "name": a.name} for a in agent_store.list_agents(host.engine)),
         ]
         if self.agent_id not in {a["id"] for a in self.agents}:
-            self.agent_id = "default"
+            self.agent_id = DEFAULT_AGENT_ID
 
     def _sync_models(self, host: Host) -> None:
         endpoint = next((e for e in host.config.endpoints if e.name == self.endpoint), None)
@@ -135,19 +139,18 @@ class ChatState(rx.State):
 
     # --- conversations --------------------------------------------------------------------
 
-    def _refresh_conversations(self, host: Host) -> None:
-        self.conversations = [
-            {"id": str(c.id), "title": c.title or "New chat"}
-            for c in conv_store.list_conversations(host.engine)
-        ]
+    async def _refresh_conversations(self, host: Host) -> None:
+        found = await asyncio.to_thread(conv_store.list_conversations, host.engine)
+        self.conversations = [{"id": str(c.id), "title": c.title or "New chat"} for c in found]
 
-    def _open(self, host: Host, conversation_id: str) -> None:
-        found = conv_store.get_conversation(host.engine, conversation_id)
+    async def _open(self, host: Host, conversation_id: str) -> bool:
+        """Show the conversation; True when a turn is running in it (the caller follows it)."""
+        found = await asyncio.to_thread(conv_store.get_conversation, host.engine, conversation_id)
         if found is None:
             self.conversation_id = ""
             self.stored_conversation = ""
             self.messages = []
-            return
+            return False
         self.conversation_id = str(found.id)
         self.stored_conversation = self.conversation_id
         if found.endpoint in self.endpoints:
@@ -155,57 +158,64 @@ class ChatState(rx.State):
             self._sync_models(host)
             if found.model in self.models:
                 self.model = found.model
-        self.messages = [
-            self._message_vm(host, m) for m in conv_store.messages(host.engine, found.id)
-        ]
+        await self._rerender(host)
+        return host.sessions.running(self.conversation_id) is not None
 
-    def _message_vm(self, host: Host, message: Any) -> MessageVM:
-        message_id = str(message.id)
-        if message.role == "user":
-            return MessageVM(id=message_id, role="user", text=message.content)
-        turn = host.turn(message_id)
-        return MessageVM(
-            id=message_id,
-            role="assistant",
-            status=message.status,
-            error=message.error or "",
-            parts=build_turn_parts(
-                turn,
-                message_id=message_id,
-                lang=self.lang,
-                expanded=set(self.expanded),
-                group_open=self.group_open,
-            ),
-        )
+    async def _rerender(self, host: Host | None = None) -> None:
+        """Rebuild the stored messages (the language or an expansion changed, or a chat
+        opened). A turn still running is left out: the live view shows it."""
+        host = host or current_host()
+        if host is None or not self.conversation_id:
+            return
+        session = host.sessions.running(self.conversation_id)
+        live_id = session.message_id if session is not None else ""
+        lang, expanded, group_open = self.lang, set(self.expanded), dict(self.group_open)
 
-    def _rerender(self) -> None:
-        if not self.conversation_id or self.running:
-            return
-        # Rebuild from the cached turns; cheap, and the language or an expansion changed.
-        host_cache = current_host()
-        if host_cache is None:
-            return
-        self.messages = [
-            self._message_vm(host_cache, m)
-            for m in conv_store.messages(host_cache.engine, self.conversation_id)
-        ]
+        def build() -> list[MessageVM]:
+            out: list[MessageVM] = []
+            for message in conv_store.messages(host.engine, self.conversation_id):
+                message_id = str(message.id)
+                if message_id == live_id:
+                    continue
+                if message.role == "user":
+                    out.append(MessageVM(id=message_id, role="user", text=message.content))
+                    continue
+                turn = host.turn(message_id)
+                out.append(
+                    MessageVM(
+                        id=message_id,
+                        role="assistant",
+                        status=message.status,
+                        error=message.error or "",
+                        parts=build_turn_parts(
+                            turn,
+                            message_id=message_id,
+                            lang=lang,
+                            expanded=expanded,
+                            group_open=group_open,
+                        ),
+                    )
+                )
+            return out
+
+        self.messages = await asyncio.to_thread(build)
 
     @rx.event
-    async def new_chat(self) -> None:
-        if self.running:
-            return
+    async def new_chat(self) -> Any:
         self.conversation_id = ""
         self.stored_conversation = ""
         self.messages = []
         self.error = ""
+        self.running = False
+        return LiveState.leave
 
     @rx.event
-    async def select_chat(self, conversation_id: str) -> None:
-        if self.running:
-            return
+    async def select_chat(self, conversation_id: str) -> Any:
         host = await get_host()
         self.error = ""
-        self._open(host, conversation_id)
+        self.running = False
+        running = await self._open(host, conversation_id)
+        return [LiveState.leave, *([LiveState.follow] if running else [])]
 
     @rx.event
     def start_rename(self, conversation_id: str) -> None:
@@ -216,42 +226,49 @@ class ChatState(rx.State):
         host = await get_host()
         title = str(form.get("title", "")).strip()
         if self.renaming and title:
-            conv_store.rename_conversation(host.engine, self.renaming, title[:200])
+            await asyncio.to_thread(
+                conv_store.rename_conversation, host.engine, self.renaming, title[:200]
+            )
         self.renaming = ""
-        self._refresh_conversations(host)
+        await self._refresh_conversations(host)
 
     @rx.event
-    async def delete_chat(self, conversation_id: str) -> None:
-        if self.running and conversation_id == self.conversation_id:
-            return
+    async def delete_chat(self, conversation_id: str) -> Any:
         host = await get_host()
-        conv_store.delete_conversation(host.engine, conversation_id)
+        session = host.sessions.running(conversation_id)
+        if session is not None:
+            session.stop()
+            await session.wait()
+        await asyncio.to_thread(conv_store.delete_conversation, host.engine, conversation_id)
+        await self._refresh_conversations(host)
         if conversation_id == self.conversation_id:
             self.conversation_id = ""
             self.stored_conversation = ""
             self.messages = []
-        self._refresh_conversations(host)
+            self.running = False
+            return LiveState.leave
+        return None
 
     # --- cards and groups -----------------------------------------------------------------
 
     @rx.event
-    def toggle_card(self, call_id: str) -> None:
+    async def toggle_card(self, call_id: str) -> None:
         if call_id in self.expanded:
             self.expanded = [c for c in self.expanded if c != call_id]
         else:
             self.expanded = [*self.expanded, call_id]
-        self._rerender_live_or_history()
+        await self._rerender_live_or_history()
 
     @rx.event
-    def toggle_group(self, key: str, currently_open: bool) -> None:
+    async def toggle_group(self, key: str, currently_open: bool) -> None:
         self.group_open = {**self.group_open, key: not currently_open}
-        self._rerender_live_or_history()
+        await self._rerender_live_or_history()
 
-    def _rerender_live_or_history(self) -> None:
-        if self.running:
-            _WAKE.get(self.router.session.client_token, lambda: None)()
-            return
-        self._rerender()
+    async def _rerender_live_or_history(self) -> None:
+        wake = _WAKE.get(self.router.session.client_token)
+        if wake is not None:
+            wake()
+        await self._rerender()
 
     # --- turns ----------------------------------------------------------------------------
 
@@ -262,29 +279,41 @@ class ChatState(rx.State):
             return None
         host = await get_host()
         if not self.conversation_id:
-            created = conv_store.create_conversation(
+            created = await asyncio.to_thread(
+                conv_store.create_conversation,
                 host.engine,
                 title=text.splitlines()[0][:60],
                 endpoint=self.endpoint,
                 model=self.model,
-                agent_id=None if self.agent_id == "default" else self.agent_id,
+                agent_id=None if self.agent_id == DEFAULT_AGENT_ID else self.agent_id,
             )
             self.conversation_id = str(created.id)
             self.stored_conversation = self.conversation_id
-            self._refresh_conversations(host)
-        user_id = conv_store.add_user_message(host.engine, self.conversation_id, text)
-        self.messages = [*self.messages, MessageVM(id=str(user_id), role="user", text=text)]
-        self.running = True
+            await self._refresh_conversations(host)
+        request = TurnRequest(
+            conversation_id=self.conversation_id,
+            text=text,
+            endpoint=self.endpoint,
+            model=self.model,
+            agent_id=self.agent_id,
+        )
+        try:
+            await host.sessions.start(request)
+        except (TurnAlreadyRunning, StoreError) as exc:
+            self.error = str(exc)
+            return None
         self.error = ""
-        return LiveState.run_turn(text)
+        self.running = True
+        await self._rerender(host)
+        return LiveState.follow
 
     @rx.event
-    def stop(self) -> None:
+    async def stop(self) -> None:
         host = current_host()
-        if host is not None:
-            event = host.stops.get(self.router.session.client_token)
-            if event is not None:
-                event.set()
+        if host is not None and self.conversation_id:
+            session = host.sessions.running(self.conversation_id)
+            if session is not None:
+                session.stop()
 
 
 class LiveState(ChatState):
@@ -295,145 +324,112 @@ class LiveState(ChatState):
     live: MessageVM = MessageVM()
     live_active: bool = False
     announcement: str = ""
+    _following: str = ""  # the message id this tab follows ("" for none)
+
+    @rx.event
+    def leave(self) -> None:
+        """Stop showing a live turn here (the turn itself keeps running in its session)."""
+        self._following = ""
+        self.live = MessageVM()
+        self.live_active = False
 
     @rx.event(background=True)
-    async def run_turn(self, text: str) -> None:
+    async def follow(self) -> None:
+        """Show the running turn of this tab's conversation until it ends."""
         host = await get_host()
         async with self:
             chat = await self.get_state(ChatState)
+            session = host.sessions.running(chat.conversation_id)
+            if session is None:
+                chat.running = False
+                return
+            if self._following == session.message_id:
+                return  # this tab already follows it (a second trigger after a reload)
+            self._following = session.message_id
             token = self.router.session.client_token
-            conversation_id = chat.conversation_id
-            endpoint, model, agent_id = chat.endpoint, chat.model, chat.agent_id
             lang = chat.lang
-            self.live = MessageVM(id="live", role="assistant", status="streaming")
-            self.live_active = True
-        stop = asyncio.Event()
-        host.stops[token] = stop
-        history = await asyncio.to_thread(conv_store.history, host.engine, conversation_id)
-        # history() includes the user message just stored; the run adds it itself.
-        if history and history[-1].get("role") == "user":
-            history = history[:-1]
-        message_id = str(
-            await asyncio.to_thread(
-                conv_store.start_assistant_message, host.engine, conversation_id
-            )
-        )
-        turn = TurnView()
-        recorder = TurnRecorder(host.engine, message_id)
-        hold = HeaderHold()
-        cards = CardCache()
-        spoken = {"text": ""}
+            chat.running = True
+        await _Follower(self, host, session, token, lang).run()
 
-        async def push() -> None:
-            hold.now_ms = time.monotonic() * 1000
-            async with self:
-                chat = await self.get_state(ChatState)
-                parts = build_turn_parts(
-                    turn,
-                    message_id=message_id,
-                    lang=lang,
-                    expanded=set(chat.expanded),
-                    group_open=chat.group_open,
-                    header_hold=hold,
-                    cache=cards,
-                )
-                self.live = MessageVM(
-                    id=message_id, role="assistant", status="streaming", parts=parts
-                )
-                if spoken["text"] != self.announcement:
-                    self.announcement = spoken["text"]
-            due = hold.due_ms()
-            if due is not None:
-                coalescer.mark_later(due / 1000)
 
-        coalescer = LeadingEdgeCoalescer(push).start()
-        _WAKE[token] = coalescer.mark
-        last_flush = time.monotonic()
-        final_error = ""
-        try:
-            settings = {"endpoint": endpoint, "model": model, **_agent_settings(host, agent_id)}
-            run = host.runtime.start_turn(history=history, user_message=text, stop=stop, **settings)
-            async for event in run.events():
-                turn.apply(event)
-                recorder.apply(event)
-                if isinstance(event, CallStarted):
-                    spoken["text"] = translate("live.running", lang, tool=event.tool)
-                elif isinstance(event, CallSettled):
-                    spoken["text"] = sanitize_label(turn.card_label(event.call_id, lang)).text
-                elif isinstance(event, TurnDone) and event.error:
-                    final_error = event.error
-                coalescer.mark()
-                now = time.monotonic()
-                if recorder.should_flush_now(event) or now - last_flush >= FLUSH_INTERVAL_S:
-                    last_flush = now
-                    await asyncio.to_thread(recorder.flush)
-        except Exception as exc:  # the turn must end visibly, whatever broke
-            logger.exception("Turn failed")
-            final_error = f"The turn failed: {exc}"
-            done = TurnDone(seq=turn.last_seq + 1, stop_reason="error", error=final_error)
-            recorder.apply(done)
-            turn.apply(done)
-        finally:
-            await asyncio.to_thread(recorder.flush)
-            await coalescer.close()
-            host.stops.pop(token, None)
-            _WAKE.pop(token, None)
-            host.remember(message_id, turn)
-        async with self:
-            chat = await self.get_state(ChatState)
+class _Follower:
+    """Pushes one session's changes into one tab's `LiveState`, coalesced per frame."""
+
+    def __init__(
+        self, state: LiveState, host: Host, session: TurnSession, token: str, lang: str
+    ) -> None:
+        self.state = state
+        self.host = host
+        self.session = session
+        self.token = token
+        self.lang = lang
+        self.hold = HeaderHold()
+        self.cards = CardCache()
+        self.spoken = ""
+        self.coalescer = LeadingEdgeCoalescer(self.push)
+
+    def following(self) -> bool:
+        return self.state._following == self.session.message_id
+
+    async def push(self) -> None:
+        self.hold.now_ms = time.monotonic() * 1000
+        async with self.state:
+            if not self.following():
+                return
+            chat = await self.state.get_state(ChatState)
             parts = build_turn_parts(
-                turn,
-                message_id=message_id,
-                lang=lang,
+                self.session.view,
+                message_id=self.session.message_id,
+                lang=self.lang,
                 expanded=set(chat.expanded),
                 group_open=chat.group_open,
+                header_hold=self.hold,
+                cache=self.cards,
             )
-            status = "error" if final_error else "complete"
-            chat.messages = [
-                *chat.messages,
-                MessageVM(
-                    id=message_id, role="assistant", status=status, error=final_error, parts=parts
-                ),
-            ]
-            self.live = MessageVM()
-            self.live_active = False
+            self.state.live = MessageVM(
+                id=self.session.message_id, role="assistant", status="streaming", parts=parts
+            )
+            self.state.live_active = True
+            if self.spoken != self.state.announcement:
+                self.state.announcement = self.spoken
+        due = self.hold.due_ms()
+        if due is not None:
+            self.coalescer.mark_later(due / 1000)
+
+    async def run(self) -> None:
+        session = self.session
+        self.coalescer.start()
+        _WAKE[self.token] = self.coalescer.mark
+        try:
+            self.coalescer.mark()
+            async for event, _changes in session.follow(session.view.last_seq):
+                if isinstance(event, CallStarted):
+                    self.spoken = translate("live.running", self.lang, tool=event.tool)
+                elif isinstance(event, CallSettled):
+                    label = session.view.card_label(event.call_id, self.lang)
+                    self.spoken = sanitize_label(label).text
+                if isinstance(event, TurnDone):
+                    break
+                self.coalescer.mark()
+                if not self.following():
+                    break
+        finally:
+            await self.coalescer.close()
+            if _WAKE.get(self.token) == self.coalescer.mark:
+                _WAKE.pop(self.token, None)
+        await session.wait()  # the log is written: the stored messages include this turn
+        async with self.state:
+            if not self.following():
+                return
+            chat = await self.state.get_state(ChatState)
+            self.state._following = ""
+            self.state.live = MessageVM()
+            self.state.live_active = False
             chat.running = False
-            chat.error = final_error
-            chat._refresh_conversations(host)
+            chat.error = session.view.error or ""
+            if chat.conversation_id == session.conversation_id:
+                await chat._rerender(self.host)
+            await chat._refresh_conversations(self.host)
 
 
 _WAKE: dict[str, Any] = {}
-
-
-def _agent_settings(host: Host, agent_id: str) -> dict[str, Any]:
-    """What the picked agent changes about a turn: tools, options, instructions, and its
-    own endpoint/model when it has one. The default (ephemeral) agent changes nothing:
-    every tool, every eligible tool described. A model spec synthesises its options."""
-    if agent_id.startswith(SPEC_PREFIX):
-        name = agent_id[len(SPEC_PREFIX) :]
-        spec = next((s for s in host.config.model_specs if s.name == name), None)
-        if spec is None:
-            return {}
-        return {
-            "endpoint": spec.endpoint,
-            "model": spec.model,
-            "tool_options": host.runtime.spec_tool_options(spec),
-            "system": spec.instructions or None,
-        }
-    if agent_id == "default":
-        return {}
-    from intent_ui.store import agents as agent_store
-
-    agent = agent_store.get_agent(host.engine, agent_id)
-    if agent is None:
-        return {}
-    settings: dict[str, Any] = {
-        "agent_tool_ids": agent.tools,
-        "tool_options": agent.tool_options,
-        "system": agent.instructions or None,
-    }
-    if agent.endpoint and host.config.endpoint(agent.endpoint) is not None:
-        settings["endpoint"] = agent.endpoint
-        if agent.model:
-            settings["model"] = agent.model
-    return settings

@@ -101,9 +101,9 @@ def _bounded(text: str) -> str:
 
 
 class CardCache:
-    """Card records are immutable and replaced on every change, so a card whose record
-    (and display inputs) did not change reuses its view model: a push with 32 streaming
-    cards only re-sanitises the ones that grew."""
+    """Reuses a card's view model while what it shows did not change: a collapsed card
+    depends only on its label inputs (`CallView`), so a push with 32 streaming cards
+    re-sanitises only the labels that changed, not every card whose arguments grew."""
 
     def __init__(self) -> None:
         self._cards: dict[str, tuple[object, str, bool, CardVM]] = {}
@@ -111,11 +111,12 @@ class CardCache:
     def card(self, turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) -> CardVM:
         record = turn.call(call_id)
         is_expanded = call_id in expanded
+        key: object = record if is_expanded or record is None else record.view()
         cached = self._cards.get(call_id)
-        if cached is not None and cached[0] is record and cached[1:3] == (lang, is_expanded):
+        if cached is not None and cached[1:3] == (lang, is_expanded) and cached[0] == key:
             return cached[3]
         card = _card(turn, call_id, lang, expanded)
-        self._cards[call_id] = (record, lang, is_expanded, card)
+        self._cards[call_id] = (key, lang, is_expanded, card)
         return card
 
 
@@ -168,7 +169,7 @@ def _group(
     else:
         cards = [cache.card(turn, call_id, lang, expanded) for call_id in part.call_ids]
     header = turn.block_header(part.block, lang)
-    shown = sanitize_label(header.text)
+    shown = sanitize_label(header.text, title=not header.live)
     text = header_hold(key, shown.text) if header_hold else shown.text
     is_open = (group_open or {}).get(key, not header.collapse)
     return GroupVM(
@@ -193,9 +194,14 @@ def _card(turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) ->
     view = turn.call_view(call_id)
     if record is None or view is None:
         return CardVM(call_id=call_id)
-    shown = sanitize_label(turn.card_label(call_id, lang))
     is_expanded = call_id in expanded
     settled = record.state in FINAL_STATES
+    # A label still streaming changes per fragment: its full-text title waits until the
+    # intent is complete, so each update costs the capped label only.
+    shown = sanitize_label(
+        turn.card_label(call_id, lang),
+        title=settled or record.intent_complete or is_expanded,
+    )
     return CardVM(
         call_id=call_id,
         state=record.state,
@@ -205,7 +211,7 @@ def _card(turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) ->
         # A new key when the call settles remounts the label, so the crossfade plays once.
         label_key=f"{call_id}:{'settled' if settled else 'live'}",
         expanded=is_expanded,
-        args_preview=pretty_arguments(record.arguments) if is_expanded else "",
+        args_preview=pretty_arguments(turn.arguments(call_id)) if is_expanded else "",
         result=_bounded(record.error or record.output) if is_expanded and settled else "",
     )
 

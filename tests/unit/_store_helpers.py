@@ -14,7 +14,10 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from intent_ui.agent.session import TurnSession
+from intent_ui.core.events import TurnEvent
 from intent_ui.store.db import dispose_engines, init_db
+from intent_ui.store.turns import EventLog
 
 
 @functools.cache
@@ -32,3 +35,22 @@ def migrated_engine(folder: Path) -> Engine:
     path = folder / "store.db"
     shutil.copyfile(_template(), path)
     return init_db(f"sqlite:///{path}")
+
+
+def turn_session(engine: Engine, message_id: str, *, clock: float = 0.0) -> TurnSession:
+    """A session writing to `message_id`'s log, driven by hand with `publish`."""
+    return TurnSession(
+        message_id=message_id,
+        conversation_id="",
+        log=EventLog(engine, message_id, now=lambda: clock),
+        clock=lambda: clock,
+    )
+
+
+def record_turn(engine: Engine, message_id: str, events: list[TurnEvent]) -> TurnSession:
+    """Write `events` as a running turn's session does (its fold, log and summary)."""
+    session = turn_session(engine, message_id)
+    for event in events:
+        session.publish(event)
+    session.log.flush()
+    return session

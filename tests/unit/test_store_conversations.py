@@ -16,13 +16,11 @@ from intent_ui.core.events import (
     CallStarted,
     TextDelta,
     TurnDone,
-    TurnEvent,
 )
 from intent_ui.store import conversations as conv
 from intent_ui.store.db import NotFoundError, dispose_engines
-from intent_ui.store.models import Clock, Message, ToolCall
-from intent_ui.store.turns import TurnRecorder
-from tests.unit._store_helpers import migrated_engine
+from intent_ui.store.models import Clock, Message, TurnEventRow
+from tests.unit._store_helpers import migrated_engine, record_turn
 
 
 @pytest.fixture
@@ -37,13 +35,6 @@ def now() -> Clock:
     """A deterministic clock: 1000.0, 1001.0, ..."""
     ticks = count(1000)
     return lambda: float(next(ticks))
-
-
-def _record(engine: Engine, message_id: str, events: list[TurnEvent]) -> None:
-    recorder = TurnRecorder(engine, message_id, now=lambda: 0.0)
-    for event in events:
-        recorder.apply(event)
-    recorder.flush()
 
 
 def _count(engine: Engine, model: type) -> int:
@@ -114,18 +105,18 @@ def test_update_switches_agent_and_detaches_it(engine: Engine) -> None:
     assert detached.model == "m2"
 
 
-def test_delete_cascades_messages_and_tool_calls(engine: Engine) -> None:
+def test_delete_cascades_messages_and_their_event_logs(engine: Engine) -> None:
     chat = conv.create_conversation(engine, endpoint="demo", model="m")
     other = conv.create_conversation(engine, endpoint="demo", model="m")
     conv.add_user_message(engine, chat.id, "hi")
     conv.add_user_message(engine, other.id, "keep me")
     message_id = conv.start_assistant_message(engine, chat.id)
-    _record(engine, message_id, [CallStarted(1, "c1", "read_file", 0)])
-    assert _count(engine, ToolCall) == 1
+    record_turn(engine, message_id, [CallStarted(1, "c1", "read_file", 0)])
+    assert _count(engine, TurnEventRow) == 1
 
     assert conv.delete_conversation(engine, chat.id) is True
     assert conv.get_conversation(engine, chat.id) is None
-    assert _count(engine, ToolCall) == 0
+    assert _count(engine, TurnEventRow) == 0
     assert [m.content for m in conv.messages(engine, other.id)] == ["keep me"]
     assert _count(engine, Message) == 1
 
@@ -158,7 +149,7 @@ def test_history_with_an_errored_and_an_unfinished_call(engine: Engine) -> None:
     conv.add_user_message(engine, chat.id, "Find the OAuth bug")
     message_id = conv.start_assistant_message(engine, chat.id)
     search_args = '{"intent": "Searching for OAuth", "query": "oauth"}'
-    _record(
+    record_turn(
         engine,
         message_id,
         [
@@ -203,7 +194,7 @@ def test_history_splits_a_turn_into_its_rounds(engine: Engine) -> None:
     chat = conv.create_conversation(engine, endpoint="demo", model="m")
     conv.add_user_message(engine, chat.id, "What is in the repo?")
     message_id = conv.start_assistant_message(engine, chat.id)
-    _record(
+    record_turn(
         engine,
         message_id,
         [
@@ -239,7 +230,7 @@ def test_history_skips_an_empty_failed_turn(engine: Engine) -> None:
     chat = conv.create_conversation(engine, endpoint="demo", model="m")
     conv.add_user_message(engine, chat.id, "hello")
     message_id = conv.start_assistant_message(engine, chat.id)
-    _record(engine, message_id, [TurnDone(1, "error", error="provider unreachable")])
+    record_turn(engine, message_id, [TurnDone(1, "error", error="provider unreachable")])
     assert conv.history(engine, chat.id) == [{"role": "user", "content": "hello"}]
 
 

@@ -1,14 +1,18 @@
-"""Recording a streaming turn and rebuilding an identical view after a reload or a crash."""
+"""A turn's event log: written while it streams, replayed identically after a reload, a
+crash or the migration from the row-per-call schema."""
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, create_engine, select
+from sqlalchemy import Engine, create_engine, func, select
+from sqlalchemy.exc import OperationalError
 
 from intent_ui.core.events import (
     ActivityLabel,
@@ -21,18 +25,13 @@ from intent_ui.core.events import (
     TurnDone,
     TurnEvent,
 )
-from intent_ui.core.ledger import derive_anchors
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv
-from intent_ui.store.db import dispose_engines
-from intent_ui.store.models import Message, ToolCall
-from intent_ui.store.turns import (
-    TurnRecorder,
-    load_turn_events,
-    mark_interrupted,
-    settled_times,
-)
-from tests.unit._store_helpers import migrated_engine
+from intent_ui.store.db import StoreError, dispose_engines, init_db
+from intent_ui.store.models import Message, TurnEventRow
+from intent_ui.store.turns import EventLog, load_events, mark_interrupted
+from tests.support.legacy_db import write_legacy_database
+from tests.unit._store_helpers import migrated_engine, record_turn, turn_session
 
 SEARCH_ARGS = '{"intent": "Searching for OAuth", "query": "oauth"}'
 READ_ARGS = '{"intent": "Reading the config file", "path": "conf/app.yaml"}'
@@ -79,16 +78,12 @@ def message_id(engine: Engine) -> str:
     return conv.start_assistant_message(engine, chat.id)
 
 
-def _recorder(engine: Engine, message_id: str) -> TurnRecorder:
-    ticks = iter(range(10_000))
-    return TurnRecorder(engine, message_id, now=lambda: float(next(ticks)))
-
-
 def _rendered(view: TurnView) -> dict[str, Any]:
     """What a user sees: parts, each call's record and card label, each block's header."""
     return {
         "parts": view.parts,
         "calls": view.calls(),
+        "arguments": {c.call_id: view.arguments(c.call_id) for c in view.calls()},
         "cards": {c.call_id: view.card_label(c.call_id, "en") for c in view.calls()},
         "headers": {b: view.block_header(b, "en") for b in view.blocks()},
         "text": view.text,
@@ -97,216 +92,189 @@ def _rendered(view: TurnView) -> dict[str, Any]:
 
 
 def _reloaded(engine: Engine, message_id: str) -> dict[str, Any]:
-    return _rendered(TurnView.replay(load_turn_events(engine, message_id)))
+    return _rendered(TurnView.replay(load_events(engine, message_id)))
 
 
-def _row(engine: Engine, model: type, **where: str) -> Any:
-    table = model.__table__  # type: ignore[attr-defined]
-    statement = select(table)
-    for name, value in where.items():
-        statement = statement.where(table.c[name] == value)
+def _message(engine: Engine, message_id: str) -> Any:
     with engine.connect() as connection:
-        return connection.execute(statement).one()
+        table = Message.__table__  # type: ignore[attr-defined]
+        return connection.execute(select(table).where(table.c.id == message_id)).one()
 
 
-def test_reload_after_every_flush_renders_the_same_view(engine: Engine, message_id: str) -> None:
-    recorder = _recorder(engine, message_id)
-    live = TurnView()
+def _stored_rows(engine: Engine, message_id: str) -> list[Any]:
+    table = TurnEventRow.__table__  # type: ignore[attr-defined]
+    with engine.connect() as connection:
+        return list(
+            connection.execute(
+                select(table).where(table.c.message_id == message_id).order_by(table.c.seq)
+            )
+        )
+
+
+def test_reload_after_every_flush_renders_the_live_view(engine: Engine, message_id: str) -> None:
+    session = turn_session(engine, message_id)
     for event in STREAM:
-        recorder.apply(event)
-        live.apply(event)
-        recorder.flush()
-        assert _reloaded(engine, message_id) == _rendered(live), f"after seq {event.seq}"
+        session.publish(event)
+        session.log.flush()
+        assert _reloaded(engine, message_id) == _rendered(session.view), f"after {event.seq}"
 
 
-@pytest.mark.parametrize("flush_after", [{3, 6, 12, 20}, {5, 9, 17, 20}, {20}])
-def test_reload_at_sparse_flush_points_including_mid_argument(
+@pytest.mark.parametrize("flush_after", [{3, 6, 12, 20}, {5, 9, 17, 20}, {20}, {7, 20}])
+def test_reload_at_sparse_flush_points_with_merged_fragments(
     engine: Engine, message_id: str, flush_after: set[int]
 ) -> None:
-    recorder = _recorder(engine, message_id)
-    live = TurnView()
+    session = turn_session(engine, message_id)
     for event in STREAM:
-        recorder.apply(event)
-        live.apply(event)
+        session.publish(event)
         if event.seq in flush_after:
-            recorder.flush()
-            assert _reloaded(engine, message_id) == _rendered(live), f"after seq {event.seq}"
+            session.log.flush()
+            assert _reloaded(engine, message_id) == _rendered(session.view), f"after {event.seq}"
 
 
-def test_reload_mid_argument_shows_the_partial_intent_and_live_header(
+def test_fragments_of_one_call_share_a_row_but_the_label_seq_survives(
     engine: Engine, message_id: str
 ) -> None:
-    recorder = _recorder(engine, message_id)
-    for event in STREAM[:6]:  # up to c1's second fragment
-        recorder.apply(event)
-    recorder.flush()
-    view = TurnView.replay(load_turn_events(engine, message_id))
-    assert view.card_label("c1") == "Searching for OAuth"
-    assert view.card_label("c2") == "Reading the "
-    # c2's intent showed up after c1's (seq 5 > 4): it is the live edge of the block.
-    assert view.block_header(0).text == "Reading the "
-    assert view.block_header(0).live is True
+    # c1's intent becomes readable at seq 3 and c2's at 4, so c2 is the live edge. Had
+    # c1's fragments 3, 5 and 6 shared one row stamped 6, c1 would look the newer.
+    events: list[TurnEvent] = [
+        CallStarted(1, "c1", "search_code", 0, server="github", label_bearing=True),
+        CallStarted(2, "c2", "read_file", 0, label_bearing=True),
+        ArgsDelta(3, "c1", '{"intent": "Search'),
+        ArgsDelta(4, "c2", '{"intent": "Reading the config'),
+        ArgsDelta(5, "c1", "ing for OAuth"),
+        ArgsDelta(6, "c1", '", "query": "oauth"}'),
+        ArgsDelta(7, "c2", ' file"}'),
+    ]
+    record_turn(engine, message_id, events)
+    rows = [(r.seq, json.loads(r.data)) for r in _stored_rows(engine, message_id)]
+    deltas = [(seq, data["call_id"], data["chunk"]) for seq, data in rows if "chunk" in data]
+    assert deltas == [
+        (3, "c1", '{"intent": "Search'),
+        (4, "c2", '{"intent": "Reading the config'),
+        (6, "c1", 'ing for OAuth", "query": "oauth"}'),
+        (7, "c2", ' file"}'),
+    ]
+    reloaded = TurnView.replay(load_events(engine, message_id))
+    assert _rendered(reloaded) == _rendered(TurnView.replay(events))
+    assert reloaded.block_header(0).text == "Reading the config file"
 
 
-def test_out_of_order_settlement_does_not_rewind_the_header_after_reload(
+def test_text_after_a_new_block_stays_after_it(engine: Engine, message_id: str) -> None:
+    events: list[TurnEvent] = [
+        TextDelta(1, "First "),
+        TextDelta(2, "round. "),
+        CallStarted(3, "c1", "list_dir", 0),
+        TextDelta(4, "Then "),
+        TextDelta(5, "this."),
+    ]
+    record_turn(engine, message_id, events)
+    kinds = [(r.kind, r.seq) for r in _stored_rows(engine, message_id)]
+    assert kinds == [("TextDelta", 2), ("CallStarted", 3), ("TextDelta", 5)]
+    view = TurnView.replay(load_events(engine, message_id))
+    assert [type(p).__name__ for p in view.parts] == ["TextPart", "ToolBlock", "TextPart"]
+    assert view.text == "First round. Then this."
+
+
+def test_a_long_argument_streamed_in_small_fragments_stays_small_on_disk(
     engine: Engine, message_id: str
 ) -> None:
-    recorder = _recorder(engine, message_id)
-    for event in STREAM[:12]:  # c2 settles at 11, c1 at 12
-        recorder.apply(event)
-    recorder.flush()
-    view = TurnView.replay(load_turn_events(engine, message_id))
-    assert view.block_header(0).text == "Found 3 matches for OAuth"
-    assert view.card_label("c2") == "Read the config file"
+    args = json.dumps({"intent": "Writing the report", "content": "lorem ipsum " * 5000})
+    session = turn_session(engine, message_id)
+    session.publish(CallStarted(1, "w", "write_file", 0, label_bearing=True))
+    seq = 1
+    for start in range(0, len(args), 4):
+        seq += 1
+        session.publish(ArgsDelta(seq, "w", args[start : start + 4]))
+        if seq % 250 == 0:  # the ~100 ms flush timer
+            session.log.flush()
+    session.publish(ArgsComplete(seq + 1, "w", args))
+    session.publish(CallSettled(seq + 2, "w", "settled", output="written"))
+    session.publish(TurnDone(seq + 3, "end_turn"))
+    session.log.flush()
+    stored = sum(len(r.data) + len(r.kind) + 40 for r in _stored_rows(engine, message_id))
+    assert stored < 2 * len(args)
+    assert TurnView.replay(load_events(engine, message_id)).arguments("w") == args
 
 
-def test_stored_rows_keep_the_raw_arguments_and_label_sequence(
-    engine: Engine, message_id: str
-) -> None:
-    recorder = _recorder(engine, message_id)
-    for event in STREAM:
-        recorder.apply(event)
-    recorder.flush()
-    c1 = _row(engine, ToolCall, call_id="c1")
-    assert (c1.args_text, c1.status, c1.outcome, c1.server) == (
-        SEARCH_ARGS,
-        "settled",
-        "Found 3 matches for OAuth",
-        "github",
+def test_the_summary_is_written_when_the_turn_ends(engine: Engine, message_id: str) -> None:
+    record_turn(engine, message_id, STREAM)
+    message = _message(engine, message_id)
+    assert (message.content, message.status, message.stop_reason) == (
+        "Looking into it. Both done. Done.",
+        "complete",
+        "end_turn",
     )
-    assert c1.args_json == '{"intent":"Searching for OAuth","query":"oauth"}'
-    assert (c1.started_seq, c1.intent_seq, c1.seq, c1.settled_seq) == (2, 4, 12, 12)
-    c3 = _row(engine, ToolCall, call_id="c3")
-    assert (c3.status, c3.error, c3.label_bearing, c3.intent_seq) == (
-        "error",
-        "permission denied",
-        False,
-        None,
-    )
-    message = _row(engine, Message, id=message_id)
-    assert message.content == "Looking into it. Both done. Done."
-    assert message.status == "complete"
-    assert message.activity_labels_json == '{"0":"Found the OAuth config"}'
+
+
+def test_a_turn_still_streaming_has_no_summary_and_no_end(engine: Engine, message_id: str) -> None:
+    record_turn(engine, message_id, STREAM[:3])
+    assert _message(engine, message_id).status == "streaming"
+    assert not any(isinstance(e, TurnDone) for e in load_events(engine, message_id))
 
 
 def test_crash_midway_reloads_as_cancelled_with_the_text_so_far(
     engine: Engine, message_id: str
 ) -> None:
-    recorder = _recorder(engine, message_id)
-    for event in STREAM[:7]:
-        recorder.apply(event)
-    recorder.flush()
-    recorder.apply(ArgsComplete(8, "c2", READ_ARGS))  # never flushed: lost in the crash
-    del recorder
+    session = record_turn(engine, message_id, STREAM[:7])
+    session.publish(ArgsComplete(8, "c2", READ_ARGS))  # never flushed: lost in the crash
+    del session
 
     assert mark_interrupted(engine, now=lambda: 99.0) == 1
 
-    message = _row(engine, Message, id=message_id)
+    message = _message(engine, message_id)
     assert (message.status, message.stop_reason) == ("cancelled", "interrupted")
-    view = TurnView.replay(load_turn_events(engine, message_id))
-    assert view.text == "Looking into it. "
+    assert message.content == "Looking into it. "
+    view = TurnView.replay(load_events(engine, message_id))
     assert [c.state for c in view.calls()] == ["cancelled", "cancelled"]
     assert view.card_label("c1") == "Cancelled: Searching for OAuth"
     assert view.card_label("c2") == "Cancelled: Reading the config file"
-    assert view.done is True
-    assert view.block_header(0).live is False
+    assert view.done is True and view.block_header(0).live is False
+    assert view.call("c1").settled_at == 99.0  # type: ignore[union-attr]
 
 
 def test_mark_interrupted_leaves_finished_turns_alone(engine: Engine, message_id: str) -> None:
-    recorder = _recorder(engine, message_id)
-    for event in STREAM:
-        recorder.apply(event)
-    recorder.flush()
+    record_turn(engine, message_id, STREAM)
     before = _reloaded(engine, message_id)
     assert mark_interrupted(engine) == 0
     assert _reloaded(engine, message_id) == before
 
 
-def test_mark_interrupted_cancels_an_orphaned_background_call(
-    engine: Engine, message_id: str
+@pytest.mark.parametrize(
+    ("done", "status"),
+    [
+        (TurnDone(7, "cancelled"), "cancelled"),
+        (TurnDone(7, "error", error="provider timed out"), "error"),
+        (TurnDone(7, "max_tokens", error="The model hit max_tokens."), "error"),
+    ],
+)
+def test_a_stopped_or_failed_turn_cancels_unfinished_calls(
+    engine: Engine, message_id: str, done: TurnDone, status: str
 ) -> None:
-    recorder = _recorder(engine, message_id)
-    for event in [
-        CallStarted(1, "bg", "run_tests", 0, label_bearing=True),
-        ArgsComplete(2, "bg", '{"intent": "Running the test suite"}'),
-        CallBackgrounded(3, "bg"),
-        TurnDone(4, "end_turn"),
-    ]:
-        recorder.apply(event)
-    recorder.flush()
-    assert TurnView.replay(load_turn_events(engine, message_id)).call("bg").state == "background"  # type: ignore[union-attr]
-
-    mark_interrupted(engine)
-    view = TurnView.replay(load_turn_events(engine, message_id))
-    assert view.card_label("bg") == "Cancelled: Running the test suite"
-
-
-def test_background_call_settling_after_the_turn_reloads_identically(
-    engine: Engine, message_id: str
-) -> None:
-    events: list[TurnEvent] = [
-        CallStarted(1, "bg", "run_tests", 0, label_bearing=True),
-        ArgsDelta(2, "bg", '{"intent": "Running the test suite"}'),
-        ArgsComplete(3, "bg", '{"intent": "Running the test suite"}'),
-        CallBackgrounded(4, "bg"),
-        CallStarted(5, "fg", "read_file", 0, label_bearing=True),
-        ArgsComplete(6, "fg", '{"intent": "Reading the log"}'),
-        CallSettled(7, "fg", "settled", output="ok"),
-        TurnDone(8, "end_turn"),
-        CallSettled(9, "bg", "settled", output="42 passed", outcome="42 tests passed"),
-    ]
-    recorder = _recorder(engine, message_id)
-    live = TurnView()
-    for event in events:
-        recorder.apply(event)
-        live.apply(event)
-        if recorder.should_flush_now(event):
-            recorder.flush()
-            assert _reloaded(engine, message_id) == _rendered(live), f"after seq {event.seq}"
-
-
-def test_stopped_turn_cancels_unfinished_calls(engine: Engine, message_id: str) -> None:
-    events: list[TurnEvent] = [*STREAM[:6], TurnDone(7, "cancelled")]
-    recorder = _recorder(engine, message_id)
-    live = TurnView.replay(events)
-    for event in events:
-        recorder.apply(event)
-    recorder.flush()
-    assert _row(engine, Message, id=message_id).status == "cancelled"
-    assert _row(engine, ToolCall, call_id="c1").status == "cancelled"
-    assert _reloaded(engine, message_id) == _rendered(live)
-
-
-def test_errored_turn_records_the_error(engine: Engine, message_id: str) -> None:
-    events: list[TurnEvent] = [*STREAM[:6], TurnDone(7, "error", error="provider timed out")]
-    recorder = _recorder(engine, message_id)
-    for event in events:
-        recorder.apply(event)
-    recorder.flush()
-    message = _row(engine, Message, id=message_id)
-    assert (message.status, message.error) == ("error", "provider timed out")
-    call = _row(engine, ToolCall, call_id="c2")
-    assert (call.status, call.error) == ("cancelled", "provider timed out")
+    events: list[TurnEvent] = [*STREAM[:6], done]
+    record_turn(engine, message_id, events)
+    message = _message(engine, message_id)
+    assert (message.status, message.error) == (status, done.error)
+    view = TurnView.replay(load_events(engine, message_id))
+    assert view.call("c2").state == "cancelled"  # type: ignore[union-attr]
     assert _reloaded(engine, message_id) == _rendered(TurnView.replay(events))
 
 
-def test_apply_does_no_database_io(tmp_path: Path, message_id: str) -> None:
+def test_append_does_no_database_io(tmp_path: Path, message_id: str) -> None:
     unreachable = create_engine(f"sqlite:///{tmp_path / 'missing' / 'dir.db'}")
-    recorder = TurnRecorder(unreachable, message_id)
+    log = EventLog(unreachable, message_id)
     for event in STREAM:
-        recorder.apply(event)  # would raise if it touched the database
-    assert recorder.needs_flush is True
+        log.append(event)  # would raise if it touched the database
+    assert log.needs_flush is True
 
 
 def test_flush_with_nothing_pending_is_a_no_op(engine: Engine, message_id: str) -> None:
-    recorder = _recorder(engine, message_id)
-    assert recorder.needs_flush is False
-    assert recorder.flush() is False
-    recorder.apply(TextDelta(1, "Hi"))
-    assert recorder.needs_flush is True
-    assert recorder.flush() is True
-    assert recorder.needs_flush is False
-    assert recorder.flush() is False
+    log = EventLog(engine, message_id)
+    assert log.needs_flush is False
+    assert log.flush() is False
+    log.append(TextDelta(1, "Hi"))
+    assert log.flush() is True
+    assert log.needs_flush is False
+    assert log.flush() is False
 
 
 @pytest.mark.parametrize(
@@ -323,74 +291,107 @@ def test_flush_with_nothing_pending_is_a_no_op(engine: Engine, message_id: str) 
     ],
 )
 def test_should_flush_now_only_on_state_changes(event: TurnEvent, now: bool) -> None:
-    assert TurnRecorder.should_flush_now(event) is now
+    assert EventLog.should_flush_now(event) is now
 
 
-def test_events_for_unknown_calls_are_ignored(engine: Engine, message_id: str) -> None:
-    recorder = _recorder(engine, message_id)
-    for event in [
-        ArgsDelta(1, "ghost", '{"intent": "Boo"}'),
-        ArgsComplete(2, "ghost", "{}"),
-        CallBackgrounded(3, "ghost"),
-        CallSettled(4, "ghost", "settled"),
-    ]:
-        recorder.apply(event)
-    recorder.flush()
-    assert load_turn_events(engine, message_id) == []
+def test_a_failed_flush_keeps_every_row_for_the_next(
+    engine: Engine, message_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = turn_session(engine, message_id)
+    for event in STREAM[:8]:
+        session.publish(event)
+    real_write = session.log._write
+
+    def locked(*args: Any) -> bool:
+        raise OperationalError("INSERT INTO turn_events ...", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(session.log, "_write", locked)
+    with pytest.raises(StoreError, match="stays buffered") as excinfo:
+        session.log.flush()
+    assert "INSERT" not in str(excinfo.value)
+    for event in STREAM[8:]:
+        session.publish(event)
+    monkeypatch.setattr(session.log, "_write", real_write)
+    assert session.log.flush() is True
+    assert _reloaded(engine, message_id) == _rendered(TurnView.replay(STREAM))
 
 
 def test_flush_after_the_conversation_was_deleted_drops_the_turn(engine: Engine) -> None:
     chat = conv.create_conversation(engine, endpoint="demo", model="m")
     message_id = conv.start_assistant_message(engine, chat.id)
-    recorder = _recorder(engine, message_id)
-    recorder.apply(CallStarted(1, "c1", "read_file", 0))
+    log = EventLog(engine, message_id)
+    log.append(CallStarted(1, "c1", "read_file", 0))
     conv.delete_conversation(engine, chat.id)
-    assert recorder.flush() is False
-    assert recorder.needs_flush is False
+    assert log.flush() is False
+    assert log.needs_flush is False
 
 
 def test_load_unknown_message_is_empty(engine: Engine) -> None:
-    assert load_turn_events(engine, "nope") == []
+    assert load_events(engine, "nope") == []
 
 
-def test_streaming_turn_has_no_turn_done(engine: Engine, message_id: str) -> None:
-    recorder = _recorder(engine, message_id)
-    for event in STREAM[:3]:
-        recorder.apply(event)
-    recorder.flush()
-    assert not any(isinstance(e, TurnDone) for e in load_turn_events(engine, message_id))
+def test_an_unreadable_row_is_skipped_with_a_warning(
+    engine: Engine, message_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    record_turn(engine, message_id, STREAM[:3])
+    table = TurnEventRow.__table__  # type: ignore[attr-defined]
+    with engine.begin() as connection:
+        connection.execute(
+            table.insert().values(message_id=message_id, seq=4, kind="Telepathy", data="{}")
+        )
+    with caplog.at_level(logging.WARNING):
+        events = load_events(engine, message_id)
+    assert [e.seq for e in events] == [1, 2, 3]
+    assert "Telepathy" in caplog.text
 
 
-def test_flushing_from_another_thread_while_applying_loses_nothing(
+def test_flushing_from_another_thread_while_appending_loses_nothing(
     engine: Engine, message_id: str
 ) -> None:
-    recorder = _recorder(engine, message_id)
+    session = turn_session(engine, message_id)
     stop = threading.Event()
 
     def flush_repeatedly() -> None:
         while not stop.is_set():
-            recorder.flush()
+            session.log.flush()
 
     flusher = threading.Thread(target=flush_repeatedly)
     flusher.start()
     try:
         for event in STREAM:
-            recorder.apply(event)
+            session.publish(event)
     finally:
         stop.set()
         flusher.join()
-    recorder.flush()
+    session.log.flush()
     assert _reloaded(engine, message_id) == _rendered(TurnView.replay(STREAM))
 
 
-def test_anchor_ledger_derives_from_stored_rows(engine: Engine, message_id: str) -> None:
-    recorder = TurnRecorder(engine, message_id, now=lambda: 42.0)
-    for event in STREAM:
-        recorder.apply(event)
-    recorder.flush()
-    view = TurnView.replay(load_turn_events(engine, message_id))
-    anchors = derive_anchors(view, timestamps=settled_times(engine, message_id))
-    assert [(a.tool_call_id, a.intent, a.outcome, a.status, a.ts) for a in anchors] == [
-        ("c2", "Reading the config file", "Read the config file", "success", 42.0),
-        ("c1", "Searching for OAuth", "Found 3 matches for OAuth", "success", 42.0),
-    ]
+def test_a_turn_stored_before_the_event_log_renders_identically_after_the_migration(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "legacy.db"
+    fixture = write_legacy_database(path)
+    engine = init_db(f"sqlite:///{path}")
+    for message_id, expected in fixture["rendered"].items():
+        view = TurnView.replay(load_events(engine, message_id))
+        assert view.text == expected["text"]
+        assert [type(p).__name__ for p in view.parts] == expected["parts"]
+        assert [view.done, view.stop_reason, view.error] == expected["done"]
+        for call_id, card in expected["cards"].items():
+            assert (view.card_label(call_id), view.call(call_id).state) == (  # type: ignore[union-attr]
+                card["label"],
+                card["state"],
+            )
+        for block, header in expected["headers"].items():
+            shown = view.block_header(int(block))
+            assert (shown.text, shown.phase, shown.live) == (
+                header["text"],
+                header["phase"],
+                header["live"],
+            )
+    chat_id = fixture["rows"]["conversations"][0]["id"]
+    assert conv.history(engine, chat_id) == fixture["history"]
+    with engine.connect() as connection:
+        count = connection.execute(select(func.count()).select_from(TurnEventRow)).scalar_one()
+    assert count > 0

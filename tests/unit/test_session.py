@@ -1,0 +1,269 @@
+"""Turn sessions: one run, one seq counter, one view, a log, and any number of followers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+
+from intent_ui.agent.runtime import AgentRuntime
+from intent_ui.agent.session import (
+    ORPHAN_ERROR,
+    TurnAlreadyRunning,
+    TurnRequest,
+    TurnSession,
+    TurnSessions,
+)
+from intent_ui.config import AppConfig
+from intent_ui.core.events import (
+    ArgsComplete,
+    ArgsDelta,
+    CallBackgrounded,
+    CallSettled,
+    CallStarted,
+    SeqCounter,
+    TextDelta,
+    TurnDone,
+    TurnEvent,
+)
+from intent_ui.core.turn import TurnView
+from intent_ui.store import conversations as conv
+from intent_ui.store.db import dispose_engines
+from intent_ui.store.turns import EventLog, load_events
+from tests.unit._store_helpers import migrated_engine
+
+ARGS = '{"intent": "Searching for OAuth", "query": "oauth"}'
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
+    monkeypatch.delenv("DB_URL", raising=False)
+    yield migrated_engine(tmp_path)
+    dispose_engines()
+
+
+@pytest.fixture
+def chat_id(engine: Engine) -> str:
+    return conv.create_conversation(engine, endpoint="demo", model="demo").id
+
+
+class ScriptedRun:
+    """A run loop stand-in: emits what the test feeds it, stamping seq from the session's
+    counter exactly as `TurnRun` does."""
+
+    def __init__(self, seq: SeqCounter, stop: asyncio.Event) -> None:
+        self.seq = seq
+        self.stop = stop
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def emit(self, make: Any, *args: Any, **kwargs: Any) -> None:
+        self.queue.put_nowait(make(self.seq.next(), *args, **kwargs))
+
+    def fail(self, exc: BaseException) -> None:
+        self.queue.put_nowait(exc)
+
+    async def events(self) -> AsyncIterator[TurnEvent]:
+        while True:
+            item = await self.queue.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+            if isinstance(item, TurnDone):
+                return
+
+
+class ScriptedRuntime:
+    def __init__(self) -> None:
+        self.runs: list[ScriptedRun] = []
+        self.calls: list[dict[str, Any]] = []
+
+    def start_turn(self, **kwargs: Any) -> ScriptedRun:
+        self.calls.append(kwargs)
+        run = ScriptedRun(kwargs["seq"], kwargs["stop"])
+        self.runs.append(run)
+        return run
+
+
+def _sessions(engine: Engine, runtime: Any) -> TurnSessions:
+    config = AppConfig.model_validate({"endpoints": [{"kind": "demo"}]})
+    return TurnSessions(
+        engine=engine, runtime=runtime, config=config, clock=lambda: 1000.0, flush_interval=0.01
+    )
+
+
+async def _drain(stream: AsyncIterator[Any]) -> list[Any]:
+    return [item async for item in stream]
+
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_a_late_subscriber_from_seq_n_gets_exactly_the_events_after_n(
+    engine: Engine, chat_id: str
+) -> None:
+    runtime = ScriptedRuntime()
+    sessions = _sessions(engine, runtime)
+    session = await sessions.start(TurnRequest(chat_id, "find oauth", "demo", "demo"))
+    run = runtime.runs[0]
+    early = asyncio.create_task(_drain(session.follow(0)))
+    run.emit(CallStarted, "c1", "search_code", 0, label_bearing=True)
+    run.emit(ArgsDelta, "c1", ARGS[:20])
+    run.emit(ArgsDelta, "c1", ARGS[20:])
+    await _settle()
+    joined_at = session.view.last_seq
+    assert joined_at == 3
+    late = asyncio.create_task(_drain(session.follow(joined_at)))
+    run.emit(ArgsComplete, "c1", ARGS)
+    run.emit(CallSettled, "c1", "settled", outcome="Found 3 matches")
+    run.emit(TurnDone, "end_turn")
+    early_events, late_events = await asyncio.gather(early, late)
+    assert [e.seq for e, _ in early_events] == [1, 2, 3, 4, 5, 6]
+    assert [e.seq for e, _ in late_events] == [4, 5, 6]
+    assert late_events[1][1] >= {"c1", "header:0"}
+    await session.wait()
+    # A subscriber that comes after the end gets what is left, then stops.
+    assert [e.seq for e, _ in await _drain(session.follow(5))] == [6]
+
+
+async def test_every_seq_comes_from_the_session_and_times_are_stamped(
+    engine: Engine, chat_id: str
+) -> None:
+    runtime = ScriptedRuntime()
+    session = await _sessions(engine, runtime).start(TurnRequest(chat_id, "hi", "demo", "demo"))
+    run = runtime.runs[0]
+    assert runtime.calls[0]["seq"] is session.seq
+    run.emit(CallStarted, "c1", "search_code", 0, label_bearing=True)
+    run.fail(RuntimeError("provider adapter exploded"))
+    await session.wait()
+    seqs = [e.seq for e in load_events(engine, session.message_id)]
+    assert seqs == [1, 2]
+    view = TurnView.replay(load_events(engine, session.message_id))
+    assert view.call("c1").started_at == 1000.0  # type: ignore[union-attr]
+    assert view.stop_reason == "error"
+    assert "provider adapter exploded" in (view.error or "")
+
+
+async def test_a_crashed_run_still_ends_the_turn_for_every_view(
+    engine: Engine, chat_id: str
+) -> None:
+    runtime = ScriptedRuntime()
+    sessions = _sessions(engine, runtime)
+    session = await sessions.start(TurnRequest(chat_id, "hi", "demo", "demo"))
+    follower = asyncio.create_task(_drain(session.follow(0)))
+    runtime.runs[0].emit(TextDelta, "Working")
+    runtime.runs[0].fail(ValueError("boom"))
+    events = [e for e, _ in await follower]
+    assert isinstance(events[-1], TurnDone) and events[-1].stop_reason == "error"
+    await session.wait()
+    message = conv.messages(engine, chat_id)[-1]
+    assert (message.status, message.content) == ("error", "Working")
+    assert sessions.running(chat_id) is None
+
+
+async def test_a_run_that_stops_without_an_end_is_ended(engine: Engine, chat_id: str) -> None:
+    runtime = ScriptedRuntime()
+    session = await _sessions(engine, runtime).start(TurnRequest(chat_id, "hi", "demo", "demo"))
+    runtime.runs[0].queue.put_nowait(None)
+    await session.wait()
+    assert session.view.done and session.view.stop_reason == "error"
+
+
+async def test_a_background_call_left_at_the_end_is_cancelled_not_left_in_flight(
+    engine: Engine, chat_id: str
+) -> None:
+    runtime = ScriptedRuntime()
+    session = await _sessions(engine, runtime).start(TurnRequest(chat_id, "hi", "demo", "demo"))
+    run = runtime.runs[0]
+    run.emit(CallStarted, "bg", "run_tests", 0, label_bearing=True)
+    run.emit(ArgsComplete, "bg", '{"intent": "Running the test suite"}')
+    run.emit(CallBackgrounded, "bg")
+    run.emit(TurnDone, "end_turn")
+    await session.wait()
+    view = TurnView.replay(load_events(engine, session.message_id))
+    assert view.call("bg").state == "cancelled"  # type: ignore[union-attr]
+    assert view.call("bg").error == ORPHAN_ERROR  # type: ignore[union-attr]
+    assert [e.seq for e in load_events(engine, session.message_id)] == [1, 2, 3, 5, 6]
+
+
+async def test_one_turn_per_conversation_and_stop_from_any_view(
+    engine: Engine, chat_id: str
+) -> None:
+    runtime = ScriptedRuntime()
+    sessions = _sessions(engine, runtime)
+    first = sessions.start(TurnRequest(chat_id, "one", "demo", "demo"))
+    second = sessions.start(TurnRequest(chat_id, "two", "demo", "demo"))
+    results = await asyncio.gather(first, second, return_exceptions=True)
+    assert isinstance(results[1], TurnAlreadyRunning)
+    session = results[0]
+    assert isinstance(session, TurnSession)
+    assert sessions.running(chat_id) is session
+    # Another tab finds the same session by conversation and stops it.
+    sessions.running(chat_id).stop()  # type: ignore[union-attr]
+    assert runtime.runs[0].stop.is_set()
+    runtime.runs[0].emit(TurnDone, "cancelled")
+    await session.wait()
+    await _settle()
+    assert sessions.running(chat_id) is None
+    assert [m.role for m in conv.messages(engine, chat_id)] == ["user", "assistant"]
+
+
+async def test_the_history_sent_to_the_model_comes_from_the_stored_turns(
+    engine: Engine, chat_id: str
+) -> None:
+    runtime = ScriptedRuntime()
+    sessions = _sessions(engine, runtime)
+    session = await sessions.start(TurnRequest(chat_id, "first", "demo", "demo"))
+    runtime.runs[0].emit(TextDelta, "Answer one.")
+    runtime.runs[0].emit(TurnDone, "end_turn")
+    await session.wait()
+    await _settle()
+    await sessions.start(TurnRequest(chat_id, "second", "demo", "demo"))
+    assert runtime.calls[1]["history"] == [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "Answer one."},
+    ]
+    assert runtime.calls[1]["user_message"] == "second"
+
+
+async def test_a_real_demo_turn_is_stored_and_replays_as_it_streamed(
+    engine: Engine, chat_id: str, tmp_path: Path
+) -> None:
+    (tmp_path / "auth.py").write_text("OAuth here\n")
+    config = AppConfig.model_validate(
+        {"endpoints": [{"kind": "demo", "pacing_ms": 0}], "workspace": tmp_path}
+    )
+    async with AgentRuntime(config) as runtime:
+        sessions = TurnSessions(engine=engine, runtime=runtime, config=config)
+        session = await sessions.start(
+            TurnRequest(chat_id, "search for OAuth and MCP", "demo", "demo")
+        )
+        await session.wait()
+    stored = TurnView.replay(load_events(engine, session.message_id))
+    assert [stored.card_label(c.call_id) for c in stored.calls()] == [
+        session.view.card_label(c.call_id) for c in session.view.calls()
+    ]
+    assert sorted(c.outcome or "" for c in stored.calls()) == [
+        "Found 1 match for OAuth",
+        "No matches for MCP",
+    ]
+    assert stored.text == session.view.text and stored.done
+
+
+def test_the_log_writer_merges_nothing_across_a_state_change(engine: Engine) -> None:
+    log = EventLog(engine, "m")
+    log.append(TextDelta(1, "a"))
+    log.append(CallStarted(2, "c", "t", 0))
+    log.append(TextDelta(3, "b"))
+    assert [(row.seq, row.kind) for row in log._rows] == [
+        (1, "TextDelta"),
+        (2, "CallStarted"),
+        (3, "TextDelta"),
+    ]
