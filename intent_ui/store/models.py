@@ -25,6 +25,8 @@ from typing import Any
 from sqlalchemy import Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from intent_ui.store.capture_events import CaptureEvent
+
 __all__ = [
     "FINAL_CALL_STATES",
     "STORE_TABLES",
@@ -186,6 +188,7 @@ STORE_TABLES: frozenset[str] = frozenset(
         ToolCall.__tablename__,
         Agent.__tablename__,
         MemoryEntry.__tablename__,
+        CaptureEvent.__tablename__,
     }
 )
 """The tables these migrations own (other SQLModel tables may share the metadata)."""

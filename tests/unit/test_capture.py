@@ -234,6 +234,50 @@ def test_non_object_schema_is_left_alone() -> None:
     assert advertise_context(odd) == (odd, "none")
 
 
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "allOf": [{"properties": {"a": {"type": "string"}}}]},
+        {"anyOf": [{"type": "object"}, {"type": "null"}]},
+        {"oneOf": [{"type": "object"}]},
+        {"$ref": "#/$defs/Args", "$defs": {"Args": {"type": "object"}}},
+        {"type": "object", "if": {"required": ["a"]}, "then": {"required": ["b"]}},
+        {"type": "object", "patternProperties": {"^c": {"type": "string"}}},
+        {"type": "object", "dependentSchemas": {"a": {"properties": {"b": {}}}}},
+        {"type": "object", "properties": {}, "additionalProperties": True},
+        {"type": "object", "properties": {}, "additionalProperties": {"type": "string"}},
+    ],
+    ids=["allOf", "anyOf", "oneOf", "ref", "if-then", "pattern", "dependent", "open", "open-typed"],
+)
+def test_schema_that_might_accept_its_own_context_is_left_alone(schema: dict[str, Any]) -> None:
+    assert advertise_context(schema) == (schema, "none")
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": ["object", "null"], "properties": {}},
+        {"type": "object", "properties": ["a", "b"]},
+        {"type": "object", "properties": {}, "required": "a"},
+        {"type": "object", "properties": {}, "required": [1]},
+    ],
+    ids=["type-list", "properties-list", "required-string", "required-non-string"],
+)
+def test_unreadable_schema_is_left_alone(schema: dict[str, Any]) -> None:
+    assert advertise_context(schema) == (schema, "none")
+
+
+def test_closed_schema_still_gains_context() -> None:
+    closed = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    schema, mode = advertise_context(closed)
+    assert mode == "required"
+    assert CONTEXT_ARG in schema["properties"]
+
+
 WIDGET_META: list[dict[str, Any]] = [
     {"openai/widgetAccessible": True},
     {"ui": {"visibility": ["model", "app"]}},
