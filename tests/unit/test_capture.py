@@ -20,6 +20,7 @@ from intent_ui.core.capture import (
     capture_context,
     clamp_intent,
     coverage,
+    coverage_by_tool,
     is_widget_invoked,
     strip_pii,
 )
@@ -486,3 +487,16 @@ def test_inferred_intent_does_not_count_as_covered() -> None:
 def test_coverage_skips_malformed_records() -> None:
     events: list[Any] = [CallRecord("required", True), {"mode": "required"}, None]
     assert coverage(events).required_calls == 1
+
+
+def test_coverage_by_tool_groups_and_sorts_by_tool_name() -> None:
+    per_tool = coverage_by_tool(
+        [
+            ("zeta", CallRecord("required", True)),
+            ("alpha", CallRecord("optional", False)),
+            ("zeta", CallRecord("required", False)),
+        ]
+    )
+    assert list(per_tool) == ["alpha", "zeta"]
+    assert per_tool["zeta"].call_coverage == 0.5
+    assert (per_tool["alpha"].optional_calls, per_tool["alpha"].optional_share) == (1, 0.0)
