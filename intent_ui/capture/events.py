@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from intent_ui.core.capture import CallRecord, CapturedIntent, IntentContextMode, IntentSource
+from intent_ui.core.capture import CapturedIntent, IntentContextMode, IntentSource
 
 __all__ = ["CallEvent", "CallStatus"]
 
@@ -56,7 +56,3 @@ class CallEvent:
     def to_record(self) -> dict[str, Any]:
         """The JSON object written by `JsonlSink` and posted by `HttpSink`."""
         return asdict(self)
-
-    def call_record(self) -> CallRecord:
-        """This call for `intent_ui.core.capture.coverage`."""
-        return CallRecord(self.intent_context, self.intent_source == "context_parameter")

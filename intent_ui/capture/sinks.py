@@ -19,7 +19,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 import httpx
 
@@ -33,7 +33,6 @@ __all__ = ["BatchingSink", "HttpSink", "JsonlSink", "Sink", "StoreSink", "sink_f
 logger = logging.getLogger("intent_ui.capture")
 
 
-@runtime_checkable
 class Sink(Protocol):
     """Receives one event per finished tool call; `emit` must return promptly."""
 

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import ClientSession, types
-from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.lowlevel import Server
 from mcp.shared.memory import create_connected_server_and_client_session
 
@@ -361,3 +361,23 @@ def test_invalid_switch_value_is_a_clear_error(
     monkeypatch.setenv("INTENT_CAPTURE", "maybe")
     with pytest.raises(CaptureConfigError, match="INTENT_CAPTURE='maybe'"):
         with_intent_capture(make_server())
+
+
+async def test_fastmcp_tool_taking_the_request_context_as_context_still_gets_capture(
+    sink: RecordingSink,
+) -> None:
+    # FastMCP injects its Context object by the parameter's type and keeps it out of the
+    # schema, so a handler parameter named `context` is not an argument the model sends.
+    server = FastMCP("ctx")
+
+    @server.tool()
+    async def whoami(name: str, context: Context) -> str:  # type: ignore[type-arg]
+        return json.dumps({"args": {"name": name, "context": type(context).__name__}})
+
+    with_intent_capture(server, intent=True, sink=sink)
+    async with create_connected_server_and_client_session(server) as session:
+        schema = (await _tools(session))["whoami"].inputSchema
+        result = await session.call_tool("whoami", {"name": "Ana", CONTEXT_ARG: "Greeting Ana"})
+    assert schema["required"] == ["name", CONTEXT_ARG]
+    assert _received(result) == {"name": "Ana", "context": "Context"}
+    assert sink.events[0].intent == "Greeting Ana"
