@@ -68,3 +68,19 @@ def test_intents_page_shows_coverage_per_tool(app: AppHarness, page: Page) -> No
     owner = page.locator('[data-testid="capture-row"][data-tool="annotate"]')
     expect(owner.get_by_test_id("capture-calls-cell")).to_have_text("1")
     expect(owner.get_by_test_id("capture-row-coverage")).to_have_text("—")
+
+
+@pytest.fixture(scope="module")
+def empty_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppHarness]:
+    with running_app(tmp_path_factory.mktemp("intents-empty"), "") as harness:
+        yield harness
+
+
+def test_intents_page_without_captured_calls_says_how_to_get_them(
+    empty_app: AppHarness, page: Page
+) -> None:
+    assert empty_app.frontend_url is not None
+    page.goto(empty_app.frontend_url.rstrip("/") + "/intents")
+    expect(page.get_by_test_id("capture-empty")).to_contain_text("StoreSink")
+    expect(page.get_by_test_id("capture-coverage")).to_have_count(0)
+    expect(page.get_by_test_id("capture-row")).to_have_count(0)
