@@ -15,8 +15,10 @@ for _name in [n for n in sys.modules if n.startswith("intent_ui.ui.") and n != "
     del sys.modules[_name]
 
 from intent_ui.ui.builder_state import AgentsState  # noqa: E402
+from intent_ui.ui.intents_state import IntentsState  # noqa: E402
 from intent_ui.ui.pages.agents import agents_page  # noqa: E402
 from intent_ui.ui.pages.chat import chat_page  # noqa: E402
+from intent_ui.ui.pages.intents import intents_page  # noqa: E402
 from intent_ui.ui.state import ChatState  # noqa: E402
 
 # Refuse an invalid configuration at start, naming the key and the problem.
@@ -29,4 +31,7 @@ app = rx.App(
 app.add_page(chat_page, route="/", title="Intent UI", on_load=ChatState.load_page)
 app.add_page(
     agents_page, route="/agents", title="Agents · Intent UI", on_load=AgentsState.load_page
+)
+app.add_page(
+    intents_page, route="/intents", title="Intents · Intent UI", on_load=IntentsState.load_page
 )

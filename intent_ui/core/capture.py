@@ -41,6 +41,7 @@ __all__ = [
     "capture_context",
     "clamp_intent",
     "coverage",
+    "coverage_by_tool",
     "is_widget_invoked",
     "strip_pii",
 ]
@@ -216,9 +217,41 @@ def is_widget_invoked(meta: Mapping[str, Any] | None) -> bool:
     return bool(ui.get("resourceUri"))
 
 
-def _declares_own_context(schema: Mapping[str, Any]) -> bool:
+# Keywords under which a schema composes or conditions other schemas: any of them may
+# define or consume a `context` key we cannot see from the top-level `properties`.
+_COMPOSING_KEYWORDS = frozenset(
+    {
+        "$ref",
+        "$dynamicRef",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentSchemas",
+        "dependencies",
+        "patternProperties",
+        "unevaluatedProperties",
+    }
+)
+
+
+def _might_own_context(schema: Mapping[str, Any]) -> bool:
+    """True when the tool defines, or might accept, a `context` argument of its own.
+
+    The property itself; a composed or conditional schema; or an explicitly open one
+    (`additionalProperties` true or a schema), which says the handler reads unknown keys.
+    An absent `additionalProperties` is the default of generated schemas and does not count:
+    treating it as open would leave nearly every tool without capture.
+    """
     properties = schema.get("properties")
-    return isinstance(properties, Mapping) and CONTEXT_ARG in properties
+    if isinstance(properties, Mapping) and CONTEXT_ARG in properties:
+        return True
+    if any(keyword in schema for keyword in _COMPOSING_KEYWORDS):
+        return True
+    return "additionalProperties" in schema and schema["additionalProperties"] is not False
 
 
 def advertise_context(
@@ -231,17 +264,23 @@ def advertise_context(
     """Return the tool's input schema with `context` added, and how it was advertised.
 
     Never mutates `tool_schema`. Mode `none` (and the very same schema back) when the tool
-    declares its own `context` or the schema is not an object schema. Mode `optional` for
+    defines or might accept its own `context` (see `_might_own_context`) or the schema is
+    not a readable object schema. Mode `optional` for
     widget-invoked tools (see `is_widget_invoked`) and when `required` is False; else
     `required`, with `context` appended to the schema's `required` list. The property is
-    added last so existing argument order (an intent first, §4) is kept.
+    added last so existing argument order (an intent first) is kept.
     """
-    if not isinstance(tool_schema, Mapping) or _declares_own_context(tool_schema):
+    if not isinstance(tool_schema, Mapping) or _might_own_context(tool_schema):
         return tool_schema, "none"
     if tool_schema.get("type", "object") != "object":
         return tool_schema, "none"
     properties = tool_schema.get("properties")
     if properties is not None and not isinstance(properties, Mapping):
+        return tool_schema, "none"
+    listed = tool_schema.get("required")
+    if listed is not None and not (
+        isinstance(listed, list) and all(isinstance(name, str) for name in listed)
+    ):
         return tool_schema, "none"
     mode: IntentContextMode = "required" if required and not is_widget_invoked(meta) else "optional"
     text = description if isinstance(description, str) and description.strip() else None
@@ -252,9 +291,8 @@ def advertise_context(
         CONTEXT_ARG: {"type": "string", "description": text or CONTEXT_DESCRIPTION},
     }
     if mode == "required":
-        listed = tool_schema.get("required")
-        names = [name for name in listed if name != CONTEXT_ARG] if isinstance(listed, list) else []
-        schema["required"] = [*names, CONTEXT_ARG]
+        kept = [name for name in listed or () if name != CONTEXT_ARG]
+        schema["required"] = [*kept, CONTEXT_ARG]
     return schema, mode
 
 
@@ -377,3 +415,11 @@ def coverage(events: Iterable[CallRecord]) -> Coverage:
         optional_with_intent=optional_hit,
         optional_share=_ratio(optional_hit, optional),
     )
+
+
+def coverage_by_tool(calls: Iterable[tuple[str, CallRecord]]) -> dict[str, Coverage]:
+    """`coverage` per tool name, in tool-name order, from `(tool, record)` pairs."""
+    grouped: dict[str, list[CallRecord]] = {}
+    for tool, record in calls:
+        grouped.setdefault(tool, []).append(record)
+    return {tool: coverage(grouped[tool]) for tool in sorted(grouped)}

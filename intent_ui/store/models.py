@@ -26,6 +26,8 @@ from typing import Any
 from sqlalchemy import Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from intent_ui.store.capture_events import CaptureEvent
+
 __all__ = [
     "STORE_TABLES",
     "Agent",
@@ -162,6 +164,7 @@ STORE_TABLES: frozenset[str] = frozenset(
         TurnEventRow.__tablename__,
         Agent.__tablename__,
         MemoryEntry.__tablename__,
+        CaptureEvent.__tablename__,
     }
 )
 """The tables these migrations own (other SQLModel tables may share the metadata)."""

@@ -20,6 +20,7 @@ from intent_ui.core.capture import (
     capture_context,
     clamp_intent,
     coverage,
+    coverage_by_tool,
     is_widget_invoked,
     strip_pii,
 )
@@ -234,6 +235,50 @@ def test_non_object_schema_is_left_alone() -> None:
     assert advertise_context(odd) == (odd, "none")
 
 
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "allOf": [{"properties": {"a": {"type": "string"}}}]},
+        {"anyOf": [{"type": "object"}, {"type": "null"}]},
+        {"oneOf": [{"type": "object"}]},
+        {"$ref": "#/$defs/Args", "$defs": {"Args": {"type": "object"}}},
+        {"type": "object", "if": {"required": ["a"]}, "then": {"required": ["b"]}},
+        {"type": "object", "patternProperties": {"^c": {"type": "string"}}},
+        {"type": "object", "dependentSchemas": {"a": {"properties": {"b": {}}}}},
+        {"type": "object", "properties": {}, "additionalProperties": True},
+        {"type": "object", "properties": {}, "additionalProperties": {"type": "string"}},
+    ],
+    ids=["allOf", "anyOf", "oneOf", "ref", "if-then", "pattern", "dependent", "open", "open-typed"],
+)
+def test_schema_that_might_accept_its_own_context_is_left_alone(schema: dict[str, Any]) -> None:
+    assert advertise_context(schema) == (schema, "none")
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": ["object", "null"], "properties": {}},
+        {"type": "object", "properties": ["a", "b"]},
+        {"type": "object", "properties": {}, "required": "a"},
+        {"type": "object", "properties": {}, "required": [1]},
+    ],
+    ids=["type-list", "properties-list", "required-string", "required-non-string"],
+)
+def test_unreadable_schema_is_left_alone(schema: dict[str, Any]) -> None:
+    assert advertise_context(schema) == (schema, "none")
+
+
+def test_closed_schema_still_gains_context() -> None:
+    closed = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    schema, mode = advertise_context(closed)
+    assert mode == "required"
+    assert CONTEXT_ARG in schema["properties"]
+
+
 WIDGET_META: list[dict[str, Any]] = [
     {"openai/widgetAccessible": True},
     {"ui": {"visibility": ["model", "app"]}},
@@ -442,3 +487,16 @@ def test_inferred_intent_does_not_count_as_covered() -> None:
 def test_coverage_skips_malformed_records() -> None:
     events: list[Any] = [CallRecord("required", True), {"mode": "required"}, None]
     assert coverage(events).required_calls == 1
+
+
+def test_coverage_by_tool_groups_and_sorts_by_tool_name() -> None:
+    per_tool = coverage_by_tool(
+        [
+            ("zeta", CallRecord("required", True)),
+            ("alpha", CallRecord("optional", False)),
+            ("zeta", CallRecord("required", False)),
+        ]
+    )
+    assert list(per_tool) == ["alpha", "zeta"]
+    assert per_tool["zeta"].call_coverage == 0.5
+    assert (per_tool["alpha"].optional_calls, per_tool["alpha"].optional_share) == (1, 0.0)
