@@ -34,6 +34,11 @@ if [ ! -x "$BUN_BIN_DIR/bun" ]; then
   npm install --silent --no-audit --no-fund --prefix tools "$BUN_PKG@$BUN_VERSION"
 fi
 
+if [ "$MODE" = test ] && [ "$(node -p "require('$AXE_CORE_DIR/package.json').version" 2>/dev/null)" != "$AXE_CORE_VERSION" ]; then
+  say "Installing axe-core $AXE_CORE_VERSION from the npm registry"
+  npm install --silent --no-audit --no-fund --prefix tools "axe-core@$AXE_CORE_VERSION"
+fi
+
 if [ "$MODE" = test ]; then
   if [ -n "${CHROMIUM_PATH:-}" ] && [ -x "$CHROMIUM_PATH" ]; then
     :

@@ -349,26 +349,42 @@ def _group(group: rx.Var[GroupVM]) -> rx.Component:
     )
 
 
+def _named_file_input(upload: rx.Component, name: rx.Var[str]) -> rx.Component:
+    """Give `rx.upload`'s own `<input type=file>` an accessible name.
+
+    The component builds that input itself and takes no attributes for it, so a screen
+    reader would announce a nameless file field; the name goes on the input directly.
+    """
+    (zone,) = upload.children
+    file_input = zone.children[0]
+    assert getattr(file_input, "tag", None) == "input", "rx.upload's file input moved"
+    file_input.custom_attrs["aria-label"] = name
+    return upload
+
+
 def _actions_import() -> rx.Component:
     return rx.el.section(
         rx.el.h3(TEXT["builder.import_title"], class_name="iu-group-title"),
         rx.el.p(TEXT["builder.import_help"], class_name="iu-muted"),
-        rx.upload(
-            rx.el.div(
-                rx.icon("upload", size=14),
-                rx.el.span(TEXT["builder.import_drop"]),
-                class_name="iu-upload-inner",
+        _named_file_input(
+            rx.upload(
+                rx.el.div(
+                    rx.icon("upload", size=14),
+                    rx.el.span(TEXT["builder.import_drop"]),
+                    class_name="iu-upload-inner",
+                ),
+                id=UPLOAD_ID,
+                multiple=False,
+                accept={
+                    "application/json": [".json"],
+                    "application/yaml": [".yaml", ".yml"],
+                    "text/yaml": [".yaml", ".yml"],
+                },
+                on_drop=AgentsState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),
+                class_name="iu-upload",
+                custom_attrs={"data-testid": "action-upload"},
             ),
-            id=UPLOAD_ID,
-            multiple=False,
-            accept={
-                "application/json": [".json"],
-                "application/yaml": [".yaml", ".yml"],
-                "text/yaml": [".yaml", ".yml"],
-            },
-            on_drop=AgentsState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),
-            class_name="iu-upload",
-            custom_attrs={"data-testid": "action-upload"},
+            TEXT["builder.import_file_label"],
         ),
         rx.el.div(
             rx.el.input(
