@@ -9,6 +9,9 @@ case "$(uname -m)" in
 esac
 BUN_VERSION="1.4.4"
 BUN_BIN_DIR="$ROOT/tools/node_modules/$BUN_PKG/bin"
+# The accessibility rules the browser tests scan both pages with (tests/e2e/axe.py).
+AXE_CORE_VERSION="4.14.1"
+AXE_CORE_DIR="$ROOT/tools/node_modules/axe-core"
 export PATH="$ROOT/.venv/bin:$BUN_BIN_DIR:$PATH"
 export REFLEX_USE_SYSTEM_BUN=1
 export REFLEX_CHECK_LATEST_VERSION=0

@@ -34,6 +34,12 @@ if [ ! -x "$BUN_BIN_DIR/bun" ]; then
   npm install --silent --no-audit --no-fund --prefix tools "$BUN_PKG@$BUN_VERSION"
 fi
 
+if [ "$MODE" = test ] && [ "$(node -p "require('$AXE_CORE_DIR/package.json').version" 2>/dev/null)" != "$AXE_CORE_VERSION" ]; then
+  say "Installing axe-core $AXE_CORE_VERSION from the npm registry"
+  command -v npm >/dev/null || { echo "npm is required (Node.js 20+) to install axe-core" >&2; exit 1; }
+  npm install --silent --no-audit --no-fund --prefix tools "axe-core@$AXE_CORE_VERSION"
+fi
+
 if [ "$MODE" = test ]; then
   if [ -n "${CHROMIUM_PATH:-}" ] && [ -x "$CHROMIUM_PATH" ]; then
     :

@@ -35,7 +35,7 @@ from intent_ui.core.events import (
     TurnDone,
     TurnEvent,
 )
-from intent_ui.core.labels import sanitize_label
+from intent_ui.core.labels import GROUP_HEADER_MIN_CALLS, sanitize_label
 from intent_ui.core.turn import TurnView
 
 __all__ = ["event_record", "main"]
@@ -270,7 +270,7 @@ class _PlainRenderer(_Renderer):
             return
         for block in self.view.blocks():
             calls = self.view.block_calls(block)
-            if len(calls) >= 2:
+            if len(calls) >= GROUP_HEADER_MIN_CALLS:
                 header = _clean(self.view.block_header(block, self.lang).full_text, 200)
                 self._line(f"header:{block}", f"▸ {header}")
             for call in calls:
@@ -308,7 +308,7 @@ class _LiveRenderer(_Renderer):
         for block in self.view.blocks():
             calls = self.view.block_calls(block)
             indent = ""
-            if len(calls) >= 2:
+            if len(calls) >= GROUP_HEADER_MIN_CALLS:
                 header = self.view.block_header(block, self.lang)
                 text = _clean(header.full_text, width - 3)
                 lines.append(f"\x1b[1m▸ {text}\x1b[0m")

@@ -24,8 +24,9 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
 - `run_in_background: true` answers the model with a handle at once (`CallBackgrounded`);
   the real result settles the call when it arrives, and the turn waits for it (bounded)
   before `TurnDone`; a timeout settles it as `error`.
-- With an `ActivityLabeler`, each block whose calls all settled gets a label, computed
-  concurrently with the next round and emitted before `TurnDone`.
+- With an `ActivityLabeler`, each block of two or more calls (the blocks with a group
+  header) gets a label once all its calls settled, computed concurrently with the next
+  round and emitted before `TurnDone`.
 
 `{{toolNturnM}}` output references are not implemented, so nothing is ever substituted
 into an intent (§10.6).
@@ -81,6 +82,7 @@ from intent_ui.core.events import (
     TurnDone,
     TurnEvent,
 )
+from intent_ui.core.labels import GROUP_HEADER_MIN_CALLS
 
 __all__ = [
     "BACKGROUND_TIMEOUT_ERROR",
@@ -651,7 +653,9 @@ class TurnRun:
         if self._activity is None or block in self._open_blocks:
             return
         calls = self._blocks.get(block, [])
-        if not calls or any(call.settled is None for call in calls):
+        # Only a block with a group header can show the label: a lone call's would be
+        # paid for and never seen.
+        if len(calls) < GROUP_HEADER_MIN_CALLS or any(c.settled is None for c in calls):
             return
         if self._stop_requested or self._closing:
             return

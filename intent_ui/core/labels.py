@@ -36,6 +36,7 @@ from intent_ui.core.locale import DEFAULT_LANGUAGE, translate
 __all__ = [
     "ASK_QUESTION_TOOL_NAMES",
     "FINAL_STATES",
+    "GROUP_HEADER_MIN_CALLS",
     "IN_FLIGHT_STATES",
     "SUBAGENT_TOOL_NAMES",
     "CallCategory",
@@ -62,6 +63,10 @@ IN_FLIGHT_STATES: frozenset[str] = frozenset({"streaming", "running", "backgroun
 """States whose label is still live; a backgrounded dispatch stays in flight (§10.3)."""
 
 FINAL_STATES: frozenset[str] = frozenset({"settled", "error", "cancelled"})
+
+GROUP_HEADER_MIN_CALLS = 2
+"""A block shows a group header (and so can show an activity label) from this many calls;
+a single call is shown as its card alone."""
 
 SUBAGENT_TOOL_NAMES: frozenset[str] = frozenset({"subagent"})
 """Tools whose groups count agents (`Running 2 agents`, Users glyph; §5.3)."""
@@ -237,7 +242,9 @@ def group_header(
         source=source,
         aria_label=aria,
         glyph=glyph,
-        live=phase == "in_flight",
+        # Only text that is still happening shimmers: a finished call's outcome, shown
+        # because no in-flight call has an intent yet, stays still.
+        live=phase == "in_flight" and source != "outcome",
         server_suffix=shown_suffix,
         count=count,
         collapse=source == "activity",

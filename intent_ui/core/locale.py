@@ -2,7 +2,8 @@
 
 Model-authored intents are never translated: the model already writes in the user's
 language. Only what *we* write goes through here: the default card labels (`Ran {tool}`),
-the error / cancel / background framings, the group counts and the chat page's chrome.
+the error / cancel / background framings, the group counts, and the chrome of the chat
+page and of the agent builder (`builder.*`).
 
 Lookup falls back step by step and never raises: the requested language (`es-MX`, then
 its primary subtag `es`), then English, then the key itself (so a missing string is
@@ -62,6 +63,123 @@ _EN: dict[str, str] = {
     "ui.delete": "Delete",
     "ui.language": "Language",
     "ui.agents": "Agents",
+    # The agent builder (`/agents`).
+    "builder.back_to_chat": "← Chat",
+    "builder.new_agent": "New agent",
+    "builder.saved_agents": "Saved agents",
+    "builder.agent_tools": "{n} tools",
+    "builder.agent_tools#one": "1 tool",
+    "builder.edit_agent": "Edit {name}",
+    "builder.duplicate_agent": "Duplicate {name}",
+    "builder.delete_agent": "Delete {name}",
+    "builder.name": "Name",
+    "builder.name_placeholder": "e.g. Code reviewer",
+    "builder.instructions": "Instructions",
+    "builder.instructions_placeholder": "What should this agent do, and how?",
+    "builder.endpoint": "Endpoint",
+    "builder.model": "Model",
+    "builder.save": "Save",
+    "builder.unsaved": "New agent, not saved yet",
+    "builder.tools": "Tools",
+    "builder.tools_help": (
+        "Tick the tools this agent may use. The switches beside each tool decide how it "
+        "behaves; switches for features your administrator has turned off are hidden."
+    ),
+    "builder.tokens_lead": "Tool descriptions sent with every request: ",
+    "builder.tokens_with": " tokens with intents, ",
+    "builder.tokens_without": " without. Counted with ",
+    "builder.tokens_end": ".",
+    "builder.tokens_counted": "Counted with ",
+    "builder.tokens_per_request": ": ",
+    "builder.tokens_per_request_end": " tokens of tool descriptions per request.",
+    "builder.import_title": "Import actions from an OpenAPI document",
+    "builder.import_help": (
+        "Each operation of the API becomes a tool. Choose a JSON or YAML file, or paste "
+        "the document's address."
+    ),
+    "builder.import_drop": "Choose or drop an OpenAPI file",
+    "builder.import_file_label": "OpenAPI file",
+    "builder.import_url_label": "OpenAPI document URL",
+    "builder.import": "Import",
+    "builder.importing": "Importing…",
+    "builder.group_native": "Built-in tools",
+    "builder.group_mcp": "MCP server: {server}",
+    "builder.group_actions": "Actions: {domain}",
+    "builder.server_unavailable": (
+        "This server is not available right now ({reason}); its tools can't be picked."
+    ),
+    "builder.error_agent_gone": (
+        "That agent no longer exists; it may have been deleted in another tab."
+    ),
+    "builder.error_name_required": (
+        "Give the agent a name before saving (any text, e.g. “Code reviewer”)."
+    ),
+    "builder.error_deleted_save_again": (
+        "This agent was deleted meanwhile; Save again to create it anew."
+    ),
+    "builder.error_cannot_duplicate": "That agent no longer exists, so it can't be duplicated.",
+    "builder.error_deleted_save": "This agent was deleted meanwhile; Save to create it anew.",
+    "builder.error_url_required": "Paste the address of an OpenAPI document first (https://…).",
+    "builder.saved": "Saved “{name}”.",
+    "builder.created": "Created “{name}”.",
+    "builder.deleted": "Agent deleted.",
+    "builder.imported": "Imported {n} actions from {title}.",
+    "builder.imported#one": "Imported 1 action from {title}.",
+    "builder.toggle_name": "{text}: {purpose}",
+    "builder.describe_intent_short": "Describe",
+    "builder.background_short": "Background",
+    "builder.defer_short": "On demand",
+    "builder.code_only_short": "Code only",
+    "builder.describe_intent_label": "show what {tool} is doing",
+    "builder.background_label": "let {tool} run in the background",
+    "builder.defer_label": "load {tool} only when needed",
+    "builder.code_only_label": "let only code call {tool}",
+    "builder.describe_intent_info": (
+        "Show what this tool is doing. Before it runs, the assistant writes one short "
+        "sentence, like “Searching for the login code”, and people see it on the tool's "
+        "card while it works. This adds about {tokens} tokens to every request."
+    ),
+    "builder.describe_intent_code_only": (
+        "Not available: this tool is only called from code the assistant runs, so no card "
+        "ever shows a sentence for it. Your setting is kept for when that changes."
+    ),
+    "builder.describe_intent_own_param": (
+        "Not available: this tool already has its own field called “intent”, so a "
+        "description can't be added without confusing the two."
+    ),
+    "builder.describe_intent_not_object": (
+        "Not available: this tool doesn't take named fields, so a description can't be added."
+    ),
+    "builder.describe_intent_excluded": (
+        "Not available: this is a behind-the-scenes helper that never shows a card."
+    ),
+    "builder.background_info": (
+        "Let this tool keep working in the background while the conversation carries on. "
+        "The assistant checks back for the result later."
+    ),
+    "builder.background_unavailable": (
+        "Not available: this tool has to finish before the assistant can go on."
+    ),
+    "builder.defer_info": (
+        "Keep this tool out of every request and let the assistant find it by searching "
+        "when it needs it. Requests get smaller; the first use takes a moment longer."
+    ),
+    "builder.defer_unavailable": "Not available: the assistant needs this tool to find the others.",
+    "builder.code_only_info": (
+        "Only code the assistant runs may use this tool; the assistant can't call it "
+        "directly. Useful for tools called many times in a row."
+    ),
+    "builder.code_only_unavailable": "Not available: this tool is how the assistant runs code.",
+    "builder.describe_all": "Describe all tools",
+    "builder.describe_all_label": "Describe all tools of {group}",
+    "builder.describe_all_info": (
+        "Turn “Describe” on for every tool in this group that can use it; click again to "
+        "turn them all off. Together they add about {tokens} tokens to every request."
+    ),
+    "builder.describe_all_none": (
+        "None of these tools can describe what it is doing, so there is nothing to turn on."
+    ),
+    "builder.tokens": "+{n} tokens",
 }
 
 _ES: dict[str, str] = {
@@ -95,6 +213,137 @@ _ES: dict[str, str] = {
     "ui.delete": "Eliminar",
     "ui.language": "Idioma",
     "ui.agents": "Agentes",
+    # The agent builder (`/agents`).
+    "builder.back_to_chat": "← Chat",
+    "builder.new_agent": "Nuevo agente",
+    "builder.saved_agents": "Agentes guardados",
+    "builder.agent_tools": "{n} herramientas",
+    "builder.agent_tools#one": "1 herramienta",
+    "builder.edit_agent": "Editar {name}",
+    "builder.duplicate_agent": "Duplicar {name}",
+    "builder.delete_agent": "Eliminar {name}",
+    "builder.name": "Nombre",
+    "builder.name_placeholder": "p. ej., Revisor de código",
+    "builder.instructions": "Instrucciones",
+    "builder.instructions_placeholder": "¿Qué debe hacer este agente y cómo?",
+    "builder.endpoint": "Endpoint",
+    "builder.model": "Modelo",
+    "builder.save": "Guardar",
+    "builder.unsaved": "Agente nuevo, aún sin guardar",
+    "builder.tools": "Herramientas",
+    "builder.tools_help": (
+        "Marca las herramientas que puede usar este agente. Los interruptores junto a cada "
+        "herramienta deciden cómo se comporta; los de las funciones que tu administrador "
+        "ha desactivado no se muestran."
+    ),
+    "builder.tokens_lead": "Descripciones de herramientas enviadas en cada solicitud: ",
+    "builder.tokens_with": " tokens con intenciones, ",
+    "builder.tokens_without": " sin ellas. Contados con ",
+    "builder.tokens_end": ".",
+    "builder.tokens_counted": "Contados con ",
+    "builder.tokens_per_request": ": ",
+    "builder.tokens_per_request_end": " tokens de descripciones de herramientas por solicitud.",
+    "builder.import_title": "Importar acciones desde un documento OpenAPI",
+    "builder.import_help": (
+        "Cada operación de la API se convierte en una herramienta. Elige un archivo JSON o "
+        "YAML, o pega la dirección del documento."
+    ),
+    "builder.import_drop": "Elige o suelta un archivo OpenAPI",
+    "builder.import_file_label": "Archivo OpenAPI",
+    "builder.import_url_label": "URL del documento OpenAPI",
+    "builder.import": "Importar",
+    "builder.importing": "Importando…",
+    "builder.group_native": "Herramientas integradas",
+    "builder.group_mcp": "Servidor MCP: {server}",
+    "builder.group_actions": "Acciones: {domain}",
+    "builder.server_unavailable": (
+        "Este servidor no está disponible ahora ({reason}); no se pueden elegir sus herramientas."
+    ),
+    "builder.error_agent_gone": (
+        "Ese agente ya no existe; puede que se haya eliminado en otra pestaña."
+    ),
+    "builder.error_name_required": (
+        "Ponle un nombre al agente antes de guardar (cualquier texto, p. ej., «Revisor de código»)."
+    ),
+    "builder.error_deleted_save_again": (
+        "Este agente se eliminó mientras tanto; vuelve a guardar para crearlo de nuevo."
+    ),
+    "builder.error_cannot_duplicate": "Ese agente ya no existe, así que no se puede duplicar.",
+    "builder.error_deleted_save": (
+        "Este agente se eliminó mientras tanto; guarda para crearlo de nuevo."
+    ),
+    "builder.error_url_required": "Primero pega la dirección de un documento OpenAPI (https://…).",
+    "builder.saved": "Se guardó «{name}».",
+    "builder.created": "Se creó «{name}».",
+    "builder.deleted": "Agente eliminado.",
+    "builder.imported": "Se importaron {n} acciones de {title}.",
+    "builder.imported#one": "Se importó 1 acción de {title}.",
+    "builder.toggle_name": "{text}: {purpose}",
+    "builder.describe_intent_short": "Describir",
+    "builder.background_short": "En segundo plano",
+    "builder.defer_short": "A demanda",
+    "builder.code_only_short": "Solo código",
+    "builder.describe_intent_label": "mostrar lo que hace {tool}",
+    "builder.background_label": "dejar que {tool} se ejecute en segundo plano",
+    "builder.defer_label": "cargar {tool} solo cuando haga falta",
+    "builder.code_only_label": "que solo el código pueda llamar a {tool}",
+    "builder.describe_intent_info": (
+        "Muestra lo que hace esta herramienta. Antes de ejecutarla, el asistente escribe una "
+        "frase corta, como «Buscando el código de inicio de sesión», que se ve en la tarjeta "
+        "de la herramienta mientras trabaja. Añade unos {tokens} tokens a cada solicitud."
+    ),
+    "builder.describe_intent_code_only": (
+        "No disponible: esta herramienta solo se llama desde el código que ejecuta el "
+        "asistente, así que ninguna tarjeta muestra una frase para ella. Tu ajuste se "
+        "conserva por si eso cambia."
+    ),
+    "builder.describe_intent_own_param": (
+        "No disponible: esta herramienta ya tiene su propio campo llamado «intent», así que "
+        "no se puede añadir una descripción sin confundir ambos."
+    ),
+    "builder.describe_intent_not_object": (
+        "No disponible: esta herramienta no recibe campos con nombre, así que no se puede "
+        "añadir una descripción."
+    ),
+    "builder.describe_intent_excluded": (
+        "No disponible: es una herramienta auxiliar interna que nunca muestra una tarjeta."
+    ),
+    "builder.background_info": (
+        "Deja que esta herramienta siga trabajando en segundo plano mientras la conversación "
+        "continúa. El asistente vuelve más tarde a por el resultado."
+    ),
+    "builder.background_unavailable": (
+        "No disponible: esta herramienta tiene que terminar antes de que el asistente pueda "
+        "continuar."
+    ),
+    "builder.defer_info": (
+        "Deja esta herramienta fuera de cada solicitud y permite que el asistente la "
+        "encuentre buscando cuando la necesite. Las solicitudes son más pequeñas; el primer "
+        "uso tarda un poco más."
+    ),
+    "builder.defer_unavailable": (
+        "No disponible: el asistente necesita esta herramienta para encontrar las demás."
+    ),
+    "builder.code_only_info": (
+        "Solo el código que ejecuta el asistente puede usar esta herramienta; el asistente "
+        "no puede llamarla directamente. Útil para herramientas que se llaman muchas veces "
+        "seguidas."
+    ),
+    "builder.code_only_unavailable": (
+        "No disponible: esta herramienta es la forma en que el asistente ejecuta código."
+    ),
+    "builder.describe_all": "Describir todas las herramientas",
+    "builder.describe_all_label": "Describir todas las herramientas de {group}",
+    "builder.describe_all_info": (
+        "Activa «Describir» en todas las herramientas de este grupo que lo admiten; vuelve a "
+        "hacer clic para desactivarlas todas. En conjunto añaden unos {tokens} tokens a "
+        "cada solicitud."
+    ),
+    "builder.describe_all_none": (
+        "Ninguna de estas herramientas puede describir lo que hace, así que no hay nada que "
+        "activar."
+    ),
+    "builder.tokens": "+{n} tokens",
 }
 
 # Japanese has no grammatical plural, so no `#one` forms. The server is appended in
@@ -124,6 +373,129 @@ _JA: dict[str, str] = {
     "ui.delete": "削除",
     "ui.language": "言語",
     "ui.agents": "エージェント",
+    # The agent builder (`/agents`).
+    "builder.back_to_chat": "← チャット",
+    "builder.new_agent": "新しいエージェント",
+    "builder.saved_agents": "保存済みのエージェント",
+    "builder.agent_tools": "{n} 個のツール",
+    "builder.edit_agent": "{name} を編集",
+    "builder.duplicate_agent": "{name} を複製",
+    "builder.delete_agent": "{name} を削除",
+    "builder.name": "名前",
+    "builder.name_placeholder": "例: コードレビュアー",
+    "builder.instructions": "指示",
+    "builder.instructions_placeholder": "このエージェントに何を、どのようにしてほしいですか？",
+    "builder.endpoint": "エンドポイント",
+    "builder.model": "モデル",
+    "builder.save": "保存",
+    "builder.unsaved": "新しいエージェント（未保存）",
+    "builder.tools": "ツール",
+    "builder.tools_help": (
+        "このエージェントが使えるツールにチェックを入れてください。各ツールの横のスイッチで"
+        "動作を決めます。管理者がオフにした機能のスイッチは表示されません。"
+    ),
+    "builder.tokens_lead": "リクエストごとに送信されるツールの説明: ",
+    "builder.tokens_with": " トークン（インテントあり）、",
+    "builder.tokens_without": " トークン（インテントなし）。計算に使用: ",
+    "builder.tokens_end": "",
+    "builder.tokens_counted": "計算に使用: ",
+    "builder.tokens_per_request": "。リクエストごとのツールの説明: ",
+    "builder.tokens_per_request_end": " トークン。",
+    "builder.import_title": "OpenAPI ドキュメントからアクションをインポート",
+    "builder.import_help": (
+        "API の各操作がツールになります。JSON または YAML ファイルを選ぶか、ドキュメントの"
+        "アドレスを貼り付けてください。"
+    ),
+    "builder.import_drop": "OpenAPI ファイルを選択またはドロップ",
+    "builder.import_file_label": "OpenAPI ファイル",
+    "builder.import_url_label": "OpenAPI ドキュメントの URL",
+    "builder.import": "インポート",
+    "builder.importing": "インポート中…",
+    "builder.group_native": "組み込みツール",
+    "builder.group_mcp": "MCP サーバー: {server}",
+    "builder.group_actions": "アクション: {domain}",
+    "builder.server_unavailable": (
+        "このサーバーは現在利用できません（{reason}）。そのツールは選択できません。"
+    ),
+    "builder.error_agent_gone": (
+        "そのエージェントはもう存在しません。別のタブで削除された可能性があります。"
+    ),
+    "builder.error_name_required": (
+        "保存する前にエージェントに名前を付けてください（任意のテキスト。例:「コードレビュアー」）。"
+    ),
+    "builder.error_deleted_save_again": (
+        "このエージェントはその間に削除されました。もう一度保存すると新しく作成されます。"
+    ),
+    "builder.error_cannot_duplicate": "そのエージェントはもう存在しないため、複製できません。",
+    "builder.error_deleted_save": (
+        "このエージェントはその間に削除されました。保存すると新しく作成されます。"
+    ),
+    "builder.error_url_required": (
+        "先に OpenAPI ドキュメントのアドレス（https://…）を貼り付けてください。"
+    ),
+    "builder.saved": "「{name}」を保存しました。",
+    "builder.created": "「{name}」を作成しました。",
+    "builder.deleted": "エージェントを削除しました。",
+    "builder.imported": "{title} から {n} 個のアクションをインポートしました。",
+    "builder.toggle_name": "{text}：{purpose}",
+    "builder.describe_intent_short": "説明",
+    "builder.background_short": "バックグラウンド",
+    "builder.defer_short": "必要時のみ",
+    "builder.code_only_short": "コードのみ",
+    "builder.describe_intent_label": "{tool} の動作を表示",
+    "builder.background_label": "{tool} をバックグラウンドで実行",
+    "builder.defer_label": "{tool} を必要なときだけ読み込む",
+    "builder.code_only_label": "{tool} をコードからのみ呼び出せるようにする",
+    "builder.describe_intent_info": (
+        "このツールが何をしているかを表示します。実行前にアシスタントが「ログインのコードを"
+        "検索中」のような短い文を書き、ツールの動作中はそのカードに表示されます。"
+        "リクエストごとに約 {tokens} トークン増えます。"
+    ),
+    "builder.describe_intent_code_only": (
+        "利用できません: このツールはアシスタントが実行するコードからのみ呼び出されるため、"
+        "文を表示するカードがありません。状況が変わったときのために設定は保持されます。"
+    ),
+    "builder.describe_intent_own_param": (
+        "利用できません: このツールには既に「intent」という独自の項目があるため、"
+        "混同せずに説明を追加することはできません。"
+    ),
+    "builder.describe_intent_not_object": (
+        "利用できません: このツールは名前付きの項目を受け取らないため、説明を追加できません。"
+    ),
+    "builder.describe_intent_excluded": (
+        "利用できません: これはカードを表示しない裏方の補助ツールです。"
+    ),
+    "builder.background_info": (
+        "会話を続けている間、このツールをバックグラウンドで動かし続けます。"
+        "アシスタントは後で結果を確認します。"
+    ),
+    "builder.background_unavailable": (
+        "利用できません: このツールが終わるまでアシスタントは先に進めません。"
+    ),
+    "builder.defer_info": (
+        "このツールを毎回のリクエストに含めず、必要なときにアシスタントが検索して見つけ"
+        "られるようにします。リクエストは小さくなりますが、初回の利用は少し時間がかかります。"
+    ),
+    "builder.defer_unavailable": (
+        "利用できません: アシスタントは他のツールを見つけるためにこのツールを必要とします。"
+    ),
+    "builder.code_only_info": (
+        "このツールはアシスタントが実行するコードからのみ使えます。アシスタントが直接"
+        "呼び出すことはできません。何度も続けて呼び出すツールに便利です。"
+    ),
+    "builder.code_only_unavailable": (
+        "利用できません: このツールはアシスタントがコードを実行するためのものです。"
+    ),
+    "builder.describe_all": "すべてのツールを説明",
+    "builder.describe_all_label": "{group} のすべてのツールを説明",
+    "builder.describe_all_info": (
+        "このグループで使えるすべてのツールの「説明」をオンにします。もう一度クリックすると"
+        "すべてオフになります。合計でリクエストごとに約 {tokens} トークン増えます。"
+    ),
+    "builder.describe_all_none": (
+        "このグループには動作を説明できるツールがないため、オンにするものはありません。"
+    ),
+    "builder.tokens": "+{n} トークン",
 }
 
 _MESSAGES: Mapping[str, Mapping[str, str]] = MappingProxyType(

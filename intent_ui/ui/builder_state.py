@@ -7,7 +7,10 @@ endpoint and model are written by Save. A new agent is a draft until Save create
 everything chosen so far.
 
 `build_view` (pure) turns the catalogue of tools, an agent's `tool_options` and picks, the
-enabled capabilities and the token costs into the display records the page renders.
+enabled capabilities and the token costs into the display records the page renders, in the
+reader's language. Every string the page shows comes from the locale catalogue
+(`builder.*`); the language is the chat page's choice (its stored override, else the
+browser's language).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from intent_ui.core.builder import (
     visible_options,
 )
 from intent_ui.core.capabilities.intent import DESCRIBE_INTENT_OPTION
+from intent_ui.core.locale import DEFAULT_LANGUAGE, negotiate_language, translate
 from intent_ui.core.tokens import (
     ToolTokenCost,
     agent_token_totals,
@@ -48,10 +52,11 @@ from intent_ui.core.tokens import (
 )
 from intent_ui.store import actions as action_store
 from intent_ui.store import agents as agent_store
-from intent_ui.ui.components.capability_toggle import builder_text
 from intent_ui.ui.host import Host, get_host, refresh_actions
+from intent_ui.ui.state import ChatState
 
 __all__ = [
+    "BUILDER_KEYS",
     "NATIVE_GROUP",
     "AgentRowVM",
     "AgentsState",
@@ -67,6 +72,38 @@ logger = logging.getLogger(__name__)
 
 NATIVE_GROUP = "native"
 """`data-server` of the native tools' group."""
+
+BUILDER_KEYS = (
+    "ui.agents",
+    "builder.back_to_chat",
+    "builder.new_agent",
+    "builder.saved_agents",
+    "builder.name",
+    "builder.name_placeholder",
+    "builder.instructions",
+    "builder.instructions_placeholder",
+    "builder.endpoint",
+    "builder.model",
+    "builder.save",
+    "builder.unsaved",
+    "builder.tools",
+    "builder.tools_help",
+    "builder.tokens_lead",
+    "builder.tokens_with",
+    "builder.tokens_without",
+    "builder.tokens_end",
+    "builder.tokens_counted",
+    "builder.tokens_per_request",
+    "builder.tokens_per_request_end",
+    "builder.import_title",
+    "builder.import_help",
+    "builder.import_drop",
+    "builder.import_file_label",
+    "builder.import_url_label",
+    "builder.import",
+    "builder.importing",
+)
+"""The page's fixed strings (`AgentsState.t`); per-row strings are built in the view models."""
 
 _OPTION_TEXT = {
     "describe_intent": "describe_intent",
@@ -89,6 +126,7 @@ class ToggleVM:
     pressed: bool = False
     disabled: bool = False
     tooltip: str = ""
+    text: str = ""
     label: str = ""
     cost: str = ""
 
@@ -122,6 +160,9 @@ class AgentRowVM:
     name: str = ""
     summary: str = ""
     selected: bool = False
+    edit_label: str = ""
+    duplicate_label: str = ""
+    delete_label: str = ""
 
 
 @dataclass(frozen=True)
@@ -143,6 +184,7 @@ def _toggle(
     capabilities: frozenset[str],
     option: str,
     cost: ToolTokenCost | None,
+    lang: str,
 ) -> ToggleVM:
     word = _OPTION_TEXT[option]
     pressed = option_on(tool, tool_options, option)
@@ -151,26 +193,31 @@ def _toggle(
         reason = intent_ineligibility(tool, tool_options, capabilities)
         tokens = cost.intent if cost else 0
         key = "info" if reason is None else _INELIGIBLE_TEXT[reason]
-        tooltip = builder_text(f"com_ui_mcp_describe_intent_{key}", tokens=tokens)
-        shown_cost = builder_text("com_ui_mcp_tokens", n=tokens) if eligible and tokens else ""
+        tooltip = translate(f"builder.describe_intent_{key}", lang, tokens=tokens)
+        shown_cost = translate("builder.tokens", lang, n=tokens) if eligible and tokens else ""
     else:
-        tooltip = builder_text(f"com_ui_mcp_{word}_{'info' if eligible else 'unavailable'}")
+        tooltip = translate(f"builder.{word}_{'info' if eligible else 'unavailable'}", lang)
         shown_cost = ""
+    text = translate(f"builder.{word}_short", lang)
+    # The accessible name starts with what the switch shows (its text, then its cost).
+    shown = f"{text} {shown_cost}" if shown_cost else text
+    purpose = translate(f"builder.{word}_label", lang, tool=tool.name)
     return ToggleVM(
         pressed=pressed,
         disabled=not eligible,
         tooltip=tooltip,
-        label=builder_text(f"com_ui_mcp_{word}_label", tool=tool.name),
+        text=text,
+        label=translate("builder.toggle_name", lang, text=shown, purpose=purpose),
         cost=shown_cost,
     )
 
 
-def _group_title(kind: str, key: str) -> str:
+def _group_title(kind: str, key: str, lang: str) -> str:
     if kind == "native":
-        return "Built-in tools"
+        return translate("builder.group_native", lang)
     if kind == "mcp":
-        return f"MCP server: {key}"
-    return f"Actions: {key}"
+        return translate("builder.group_mcp", lang, server=key)
+    return translate("builder.group_actions", lang, domain=key)
 
 
 def build_view(
@@ -180,17 +227,21 @@ def build_view(
     picked: Iterable[str],
     capabilities: Iterable[str],
     costs: Mapping[str, ToolTokenCost],
-    notes: Mapping[str, str] | None = None,
+    unavailable: Mapping[str, str] | None = None,
+    lang: str = DEFAULT_LANGUAGE,
 ) -> BuilderView:
     """Group the tools (native first, then MCP servers, then action domains, in catalogue
-    order) and compute every switch's state, tooltip and cost, and the agent's totals."""
+    order) and compute every switch's state, texts and cost, and the agent's totals.
+
+    `unavailable` maps an MCP server that failed to start to the reason; its group gets a
+    note saying so."""
     caps = frozenset(capabilities)
     chosen = set(picked)
     shown = set(visible_options(caps))
     order: dict[tuple[str, str], list[BuilderTool]] = {}
     for tool in tools:
         order.setdefault((tool.kind, tool.group), []).append(tool)
-    for server in notes or {}:
+    for server in unavailable or {}:
         order.setdefault(("mcp", server), [])
     rank = {"native": 0, "mcp": 1, "action": 2}
     groups: list[GroupVM] = []
@@ -199,7 +250,7 @@ def build_view(
         for tool in members:
             cost = costs.get(tool.tool_id)
             toggles = {
-                option: _toggle(tool, tool_options, caps, option, cost)
+                option: _toggle(tool, tool_options, caps, option, cost, lang)
                 if option in shown
                 else ToggleVM()
                 for option in _OPTION_TEXT
@@ -226,21 +277,24 @@ def build_view(
         bulk = ToggleVM(
             pressed=state.all_on,
             disabled=state.disabled,
-            tooltip=builder_text(
-                "com_ui_mcp_describe_all_none"
-                if state.disabled
-                else "com_ui_mcp_describe_all_info",
+            tooltip=translate(
+                "builder.describe_all_none" if state.disabled else "builder.describe_all_info",
+                lang,
                 tokens=group_tokens,
             ),
-            label=builder_text("com_ui_mcp_describe_all_label", group=key),
+            text=translate("builder.describe_all", lang),
+            label=translate("builder.describe_all_label", lang, group=key),
             cost="",
         )
+        reason = (unavailable or {}).get(key) if kind == "mcp" else None
         groups.append(
             GroupVM(
                 key=key,
-                title=_group_title(kind, key),
+                title=_group_title(kind, key, lang),
                 kind=kind,
-                note=(notes or {}).get(key, "") if kind == "mcp" else "",
+                note=translate("builder.server_unavailable", lang, reason=reason)
+                if reason is not None
+                else "",
                 describe_all=bulk,
                 tools=rows,
             )
@@ -276,9 +330,9 @@ def _builder_tool(tool: Any) -> BuilderTool:
 
 
 def catalogue(host: Host, *, refresh: bool = False) -> tuple[list[BuilderTool], dict[str, str]]:
-    """Every tool an agent may pick (runtime tools, then imported actions), and a note per
-    MCP server that is unavailable. Cached per host (kept out of the Reflex state, which
-    is pickled); `refresh` rebuilds it after an import."""
+    """Every tool an agent may pick (runtime tools, then imported actions), and why each
+    unavailable MCP server is unavailable. Cached per host (kept out of the Reflex state,
+    which is pickled); `refresh` rebuilds it after an import."""
     global _catalogue_cache
     cached = _catalogue_cache
     if not refresh and cached is not None and cached[0] is host:
@@ -291,12 +345,9 @@ def catalogue(host: Host, *, refresh: bool = False) -> tuple[list[BuilderTool], 
     stored = action_store.list_action_documents(host.engine)
     actions, _problems = load_action_tools((d.source, d.document) for d in stored)
     tools.extend(_builder_tool(a) for a in actions if a.tool_id not in known)
-    notes = {
-        server: f"This server is not available right now ({reason}); its tools can't be picked."
-        for server, reason in host.runtime.mcp_failures.items()
-    }
-    _catalogue_cache = (host, tools, notes)
-    return tools, notes
+    unavailable = dict(host.runtime.mcp_failures)
+    _catalogue_cache = (host, tools, unavailable)
+    return tools, unavailable
 
 
 _catalogue_cache: tuple[Host, list[BuilderTool], dict[str, str]] | None = None
@@ -347,13 +398,21 @@ class AgentsState(rx.State):
     notice: str = ""
     import_url: str = ""
     importing: bool = False
+    lang: str = DEFAULT_LANGUAGE
     _tool_options: dict[str, Any] = {}
     _picked: list[str] = []
+
+    @rx.var
+    def t(self) -> dict[str, str]:
+        return {key: translate(key, self.lang) for key in BUILDER_KEYS}
+
+    def _text(self, key: str, **params: object) -> str:
+        return translate(key, self.lang, **params)
 
     # --- lifecycle ------------------------------------------------------------------------
 
     @rx.event
-    async def load_page(self) -> None:
+    async def load_page(self) -> Any:
         host = await get_host()
         caps = frozenset(host.config.capabilities)
         shown = set(visible_options(caps))
@@ -375,19 +434,33 @@ class AgentsState(rx.State):
             self._start_draft(host)
         else:
             self._render(host)
+        return rx.call_script("navigator.language || ''", callback=AgentsState.set_browser_lang)
+
+    @rx.event
+    async def set_browser_lang(self, value: str) -> None:
+        # The chat page owns the reader's choice of language; the builder follows it.
+        chat = await self.get_state(ChatState)
+        lang = chat.lang_override or negotiate_language(value or "")
+        if lang != self.lang:
+            self.lang = lang
+            host = await get_host()
+            self._refresh_agents(host)
+            self._render(host)
 
     # --- agents ---------------------------------------------------------------------------
 
     def _refresh_agents(self, host: Host) -> None:
         rows = []
         for agent in agent_store.list_agents(host.engine):
-            n = len(agent.tools)
             rows.append(
                 AgentRowVM(
                     id=str(agent.id),
                     name=agent.name,
-                    summary=f"{n} tool{'s' if n != 1 else ''}",
+                    summary=self._text("builder.agent_tools", n=len(agent.tools)),
                     selected=str(agent.id) == self.agent_id,
+                    edit_label=self._text("builder.edit_agent", name=agent.name),
+                    duplicate_label=self._text("builder.duplicate_agent", name=agent.name),
+                    delete_label=self._text("builder.delete_agent", name=agent.name),
                 )
             )
         self.agents = rows
@@ -415,7 +488,7 @@ class AgentsState(rx.State):
     def _open(self, host: Host, agent_id: str) -> None:
         agent = agent_store.get_agent(host.engine, agent_id)
         if agent is None:
-            self.error = "That agent no longer exists; it may have been deleted in another tab."
+            self.error = self._text("builder.error_agent_gone")
             self._refresh_agents(host)
             self._start_draft(host)
             return
@@ -434,14 +507,15 @@ class AgentsState(rx.State):
         self._render(host)
 
     def _render(self, host: Host) -> None:
-        tools, notes = catalogue(host)
+        tools, unavailable = catalogue(host)
         view = build_view(
             tools,
             tool_options=self._tool_options,
             picked=self._picked,
             capabilities=host.config.capabilities,
             costs=_costs(tools),
-            notes=notes,
+            unavailable=unavailable,
+            lang=self.lang,
         )
         self.groups = view.groups
         self.tokens_with = view.tokens_with
@@ -479,7 +553,7 @@ class AgentsState(rx.State):
         self.endpoint = str(form.get("endpoint") or self.endpoint)
         self.model = str(form.get("model") or self.model)
         if not name:
-            self.error = "Give the agent a name before saving (any text, e.g. “Code reviewer”)."
+            self.error = self._text("builder.error_name_required")
             return
         self.name, self.instructions = name, instructions
         fields = {
@@ -491,7 +565,7 @@ class AgentsState(rx.State):
         if self.agent_id:
             agent = agent_store.update_agent(host.engine, self.agent_id, **fields)
             if agent is None:
-                self.error = "This agent was deleted meanwhile; Save again to create it anew."
+                self.error = self._text("builder.error_deleted_save_again")
                 self.agent_id = ""
                 return
         else:
@@ -500,7 +574,7 @@ class AgentsState(rx.State):
             )
             self.agent_id = str(agent.id)
         self.error = ""
-        self.notice = f"Saved “{name}”."
+        self.notice = self._text("builder.saved", name=name)
         self._refresh_agents(host)
 
     @rx.event
@@ -508,17 +582,17 @@ class AgentsState(rx.State):
         host = await get_host()
         copy = agent_store.duplicate_agent(host.engine, agent_id)
         if copy is None:
-            self.error = "That agent no longer exists, so it can't be duplicated."
+            self.error = self._text("builder.error_cannot_duplicate")
             self._refresh_agents(host)
             return
-        self.notice = f"Created “{copy.name}”."
+        self.notice = self._text("builder.created", name=copy.name)
         self._open(host, str(copy.id))
 
     @rx.event
     async def delete(self, agent_id: str) -> None:
         host = await get_host()
         agent_store.delete_agent(host.engine, agent_id)
-        self.notice = "Agent deleted."
+        self.notice = self._text("builder.deleted")
         if agent_id == self.agent_id:
             self._start_draft(host)
         self._refresh_agents(host)
@@ -532,7 +606,7 @@ class AgentsState(rx.State):
         if not self.agent_id:
             return  # a draft: Save writes everything
         if agent_store.update_agent(host.engine, self.agent_id, **fields) is None:
-            self.error = "This agent was deleted meanwhile; Save to create it anew."
+            self.error = self._text("builder.error_deleted_save")
             self.agent_id = ""
 
     def _current_options(self, host: Host) -> dict[str, Any]:
@@ -608,8 +682,7 @@ class AgentsState(rx.State):
         )
         catalogue(host, refresh=True)
         self.error = ""
-        n = len(spec.operations)
-        self.notice = f"Imported {n} action{'s' if n != 1 else ''} from {spec.title}."
+        self.notice = self._text("builder.imported", n=len(spec.operations), title=spec.title)
         self._render(host)
 
     @rx.event
@@ -617,7 +690,7 @@ class AgentsState(rx.State):
         host = await get_host()
         url = self.import_url.strip()
         if not url:
-            self.error = "Paste the address of an OpenAPI document first (https://…)."
+            self.error = self._text("builder.error_url_required")
             return
         self.importing = True
         yield

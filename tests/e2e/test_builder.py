@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 from reflex.testing import AppHarness
 from sqlalchemy import Engine
 
@@ -130,6 +130,27 @@ def test_toggle_is_a_keyboard_operable_button_with_a_cost(app: AppHarness, page:
     page.keyboard.press("Space")
     expect(slow).to_have_attribute("aria-pressed", "false")
     expect(page.get_by_test_id("tokenizer-name").first).to_contain_text("cl100k_base")
+
+
+def test_the_builder_speaks_the_browsers_language_unless_the_reader_chose_one(
+    app: AppHarness, browser: Browser
+) -> None:
+    assert app.frontend_url is not None
+    context = browser.new_context(locale="es-ES")
+    try:
+        page = context.new_page()
+        page.goto(app.frontend_url.rstrip("/") + "/agents")
+        expect(page.get_by_test_id("agent-save")).to_have_text("Guardar", timeout=FIRST_LOAD_MS)
+        expect(page.get_by_test_id("describe-all-toggle").first).to_contain_text(
+            "Describir todas las herramientas"
+        )
+        # The language chosen on the chat page (stored in the browser) wins.
+        page.evaluate("localStorage.setItem('intent_ui_lang', 'ja')")
+        page.reload()
+        expect(page.get_by_test_id("agent-save")).to_have_text("保存", timeout=FIRST_LOAD_MS)
+        expect(toggle(page, "read_file")).to_contain_text("説明")
+    finally:
+        context.close()
 
 
 def test_describe_all_across_the_github_server_and_back(

@@ -145,9 +145,52 @@ def test_code_only_row_is_disabled_with_its_state_visible() -> None:
 
 def test_unavailable_server_gets_a_note() -> None:
     view = build_view(
-        [], tool_options={}, picked=[], capabilities=ALL, costs={}, notes={"jira": "timed out"}
+        [],
+        tool_options={},
+        picked=[],
+        capabilities=ALL,
+        costs={},
+        unavailable={"jira": "timed out"},
     )
-    assert view.groups[0].key == "jira" and view.groups[0].note == "timed out"
+    assert view.groups[0].key == "jira"
+    assert view.groups[0].note == (
+        "This server is not available right now (timed out); its tools can't be picked."
+    )
+
+
+def test_every_switch_is_named_by_what_it_shows_then_what_it_does() -> None:
+    # Speech users say the visible text ("Describe") to press a switch, so the accessible
+    # name starts with it, cost included.
+    view = build_view([SEARCH], tool_options={}, picked=[], capabilities=ALL, costs=COSTS)
+    (group,) = view.groups
+    row = group.tools[0]
+    assert (row.intent.text, row.intent.label) == (
+        "Describe",
+        "Describe +70 tokens: show what search_code is doing",
+    )
+    assert row.defer.label == "On demand: load search_code only when needed"
+    assert (group.describe_all.text, group.describe_all.label) == (
+        "Describe all tools",
+        "Describe all tools of github",
+    )
+
+
+def test_the_view_speaks_the_readers_language() -> None:
+    view = build_view(
+        [SEARCH],
+        tool_options={},
+        picked=[],
+        capabilities=ALL,
+        costs=COSTS,
+        unavailable={"jira": "timeout"},
+        lang="ja",
+    )
+    github = next(g for g in view.groups if g.key == "github")
+    assert github.title == "MCP サーバー: github"
+    assert github.tools[0].intent.label == "説明 +70 トークン：search_code の動作を表示"
+    assert github.describe_all.text == "すべてのツールを説明"
+    jira = next(g for g in view.groups if g.key == "jira")
+    assert jira.note == "このサーバーは現在利用できません（timeout）。そのツールは選択できません。"
 
 
 # --- the state ------------------------------------------------------------------------------

@@ -259,6 +259,31 @@ def test_in_flight_call_without_intent_leaves_the_settled_outcome() -> None:
     assert header.phase == "in_flight"
 
 
+@pytest.mark.parametrize("other", ["streaming", "running", "background"])
+def test_a_settled_outcome_shown_while_another_call_is_in_flight_does_not_shimmer(
+    other: Any,
+) -> None:
+    # The other call has no intent to show yet, so the header shows a finished call's
+    # outcome: that text is not live, and shimmering it would claim it is still happening.
+    calls = [
+        call("a", "settled", intent=MCP, outcome="Found 2 files", seq=3),
+        call("b", other, seq=4),
+    ]
+    header = group_header(calls)
+    assert (header.text, header.source) == ("Found 2 files", "outcome")
+    assert not header.live
+
+
+def test_the_header_shimmers_again_once_an_in_flight_intent_takes_over() -> None:
+    calls = [
+        call("a", "settled", intent=MCP, outcome="Found 2 files", seq=3),
+        call("b", "streaming", intent="Searching for OAu", seq=4),
+    ]
+    header = group_header(calls)
+    assert (header.text, header.source) == ("Searching for OAu", "intent")
+    assert header.live
+
+
 def test_header_shows_the_latest_settled_outcome_when_all_settled() -> None:
     calls = [
         call("a", "settled", intent=MCP, outcome_patch=SEARCHED, seq=6),

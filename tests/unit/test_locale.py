@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from intent_ui.core.locale import (
@@ -23,6 +25,25 @@ def test_supported_languages_start_with_english() -> None:
 @pytest.mark.parametrize("lang", ["es", "ja"])
 def test_every_english_key_is_translated(lang: str) -> None:
     assert _base_keys(lang) == _base_keys("en")
+
+
+@pytest.mark.parametrize("lang", ["es", "ja"])
+def test_every_translation_keeps_the_english_placeholders(lang: str) -> None:
+    # A translation that drops `{tool}` or misspells `{tokens}` would show the wrong
+    # sentence (or a literal placeholder) in that language only.
+    placeholders = re.compile(r"\{[A-Za-z_]+\}")
+    english = CATALOG._messages["en"]
+    for key, text in CATALOG._messages[lang].items():
+        assert set(placeholders.findall(text)) == set(placeholders.findall(english[key])), key
+
+
+def test_the_builder_speaks_each_language() -> None:
+    assert translate("builder.save", "es") == "Guardar"
+    assert translate("builder.imported", "es", n=1, title="Slack") == (
+        "Se importó 1 acción de Slack."
+    )
+    assert translate("builder.edit_agent", "ja", name="Reviewer") == "Reviewer を編集"
+    assert translate("builder.agent_tools", "en", n=1) == "1 tool"
 
 
 def test_default_card_labels_in_english() -> None:

@@ -506,17 +506,41 @@ async def test_activity_label_entries_keep_the_intent_and_arrive_before_turn_don
     labeler = RecordingLabeler()
     grep = FakeTool("grep_search")
     provider = ScriptedProvider(
-        [*call("c1", "grep_search", {"intent": "Searching for OAuth", "pattern": "x"}), end()],
+        [
+            *call("c1", "grep_search", {"intent": "Searching for OAuth", "pattern": "x"}),
+            *call("c2", "grep_search", {"intent": "Searching for MCP", "pattern": "y"}),
+            end(),
+        ],
         [TextChunk("Done."), end()],
     )
     events = await collect(make_run(provider, [grep], activity=labeler))
     (entries,) = labeler.entries
     assert json.loads(entries[0].tool_input)["intent"] == "Searching for OAuth"
-    assert entries[0].intent == "Searching for OAuth"
-    assert grep.seen == [{"pattern": "x"}]  # the strip is for the tool body only
+    assert [e.intent for e in entries] == ["Searching for OAuth", "Searching for MCP"]
+    assert grep.seen == [{"pattern": "x"}, {"pattern": "y"}]  # the strip is for tool bodies
     labels = of(events, ActivityLabel)
     assert [(e.block, e.label) for e in labels] == [(0, "Searched the code")]
     assert events.index(labels[0]) < len(events) - 1
+
+
+async def test_a_single_call_block_requests_no_activity_label() -> None:
+    # A lone call shows no group header, so a label for it would be paid for and never
+    # shown; a later block of two calls in the same turn still gets one.
+    labeler = RecordingLabeler()
+    provider = ScriptedProvider(
+        [*call("c1", "grep_search", {"intent": "Searching for OAuth", "pattern": "x"}), end()],
+        [
+            *call("c2", "grep_search", {"pattern": "y"}),
+            *call("c3", "grep_search", {"pattern": "z"}),
+            end(),
+        ],
+        [TextChunk("Done."), end()],
+    )
+    events = await collect(make_run(provider, [FakeTool("grep_search")], activity=labeler))
+    assert [[e.tool_input for e in entries] for entries in labeler.entries] == [
+        ['{"pattern": "y"}', '{"pattern": "z"}']
+    ]
+    assert [e.block for e in of(events, ActivityLabel)] == [1]
 
 
 async def test_model_activity_labeler_prompt_keeps_the_intent() -> None:
@@ -540,7 +564,13 @@ async def test_a_failing_labeler_leaves_no_label_and_the_turn_ends_normally() ->
         async def label(self, entries: Sequence[ActivityEntry]) -> str | None:
             raise RuntimeError("labeler down")
 
-    provider = ScriptedProvider([*call("c1", "grep_search", {"pattern": "x"}), end()])
+    provider = ScriptedProvider(
+        [
+            *call("c1", "grep_search", {"pattern": "x"}),
+            *call("c2", "grep_search", {"pattern": "y"}),
+            end(),
+        ]
+    )
     events = await collect(make_run(provider, [FakeTool("grep_search")], activity=Broken()))
     assert of(events, ActivityLabel) == []
     assert events[-1].stop_reason == "end_turn"

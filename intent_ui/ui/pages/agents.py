@@ -10,11 +10,14 @@ from __future__ import annotations
 import reflex as rx
 
 from intent_ui.ui.builder_state import AgentRowVM, AgentsState, GroupVM, ToolRowVM
-from intent_ui.ui.components.capability_toggle import builder_text, capability_toggle
+from intent_ui.ui.components.capability_toggle import capability_toggle
 
 __all__ = ["UPLOAD_ID", "agents_page"]
 
 UPLOAD_ID = "openapi-upload"
+
+TEXT = AgentsState.t
+"""The page's strings in the reader's language (`builder.*` in the locale catalogue)."""
 
 FORM_ID = "agent-form"
 """Opening or starting an agent is a native `type=reset` button of this form: the fields
@@ -39,7 +42,7 @@ def _agent_row(agent: rx.Var[AgentRowVM]) -> rx.Component:
             class_name="iu-btn iu-btn-icon",
             on_click=AgentsState.open_agent(agent.id),
             custom_attrs={
-                "aria-label": "Edit " + agent.name,
+                "aria-label": agent.edit_label,
                 "data-testid": "agent-edit",
                 "form": FORM_ID,
             },
@@ -50,7 +53,7 @@ def _agent_row(agent: rx.Var[AgentRowVM]) -> rx.Component:
             class_name="iu-btn iu-btn-icon",
             on_click=AgentsState.duplicate(agent.id),
             custom_attrs={
-                "aria-label": "Duplicate " + agent.name,
+                "aria-label": agent.duplicate_label,
                 "data-testid": "agent-duplicate",
             },
         ),
@@ -59,7 +62,7 @@ def _agent_row(agent: rx.Var[AgentRowVM]) -> rx.Component:
             type="button",
             class_name="iu-btn iu-btn-icon iu-btn-danger",
             on_click=AgentsState.delete(agent.id),
-            custom_attrs={"aria-label": "Delete " + agent.name, "data-testid": "agent-delete"},
+            custom_attrs={"aria-label": agent.delete_label, "data-testid": "agent-delete"},
         ),
         class_name="iu-agent-row",
         custom_attrs={
@@ -73,13 +76,13 @@ def _agent_row(agent: rx.Var[AgentRowVM]) -> rx.Component:
 def _agent_list() -> rx.Component:
     return rx.el.aside(
         rx.el.div(
-            rx.el.a("← Chat", href="/", class_name="iu-back"),
-            rx.el.h1("Agents", class_name="iu-builder-title"),
+            rx.el.a(TEXT["builder.back_to_chat"], href="/", class_name="iu-back"),
+            rx.el.h1(TEXT["ui.agents"], class_name="iu-builder-title"),
             class_name="iu-builder-head",
         ),
         rx.el.button(
             rx.icon("plus", size=14),
-            "New agent",
+            TEXT["builder.new_agent"],
             type="reset",
             class_name="iu-btn iu-btn-primary iu-agent-new",
             on_click=AgentsState.new_agent,
@@ -88,14 +91,18 @@ def _agent_list() -> rx.Component:
         rx.el.nav(
             rx.foreach(AgentsState.agents, _agent_row),
             class_name="iu-agent-list",
-            custom_attrs={"aria-label": "Saved agents"},
+            custom_attrs={"aria-label": TEXT["builder.saved_agents"]},
         ),
         class_name="iu-builder-side",
     )
 
 
 def _select(
-    options: rx.Var[list[str]], value: rx.Var[str], on_change: object, name: str, label: str
+    options: rx.Var[list[str]],
+    value: rx.Var[str],
+    on_change: object,
+    name: str,
+    label: rx.Var[str],
 ) -> rx.Component:
     return rx.el.label(
         rx.el.span(label, class_name="iu-field-label"),
@@ -114,22 +121,22 @@ def _select(
 def _form() -> rx.Component:
     return rx.el.form(
         rx.el.label(
-            rx.el.span("Name", class_name="iu-field-label"),
+            rx.el.span(TEXT["builder.name"], class_name="iu-field-label"),
             rx.el.input(
                 name="name",
                 default_value=AgentsState.name,
-                placeholder="e.g. Code reviewer",
+                placeholder=TEXT["builder.name_placeholder"],
                 class_name="iu-input",
                 custom_attrs={"data-testid": "agent-name", "autocomplete": "off"},
             ),
             class_name="iu-field",
         ),
         rx.el.label(
-            rx.el.span("Instructions", class_name="iu-field-label"),
+            rx.el.span(TEXT["builder.instructions"], class_name="iu-field-label"),
             rx.el.textarea(
                 name="instructions",
                 default_value=AgentsState.instructions,
-                placeholder="What should this agent do, and how?",
+                placeholder=TEXT["builder.instructions_placeholder"],
                 rows=3,
                 class_name="iu-input",
                 custom_attrs={"data-testid": "agent-instructions"},
@@ -142,21 +149,27 @@ def _form() -> rx.Component:
                 AgentsState.endpoint,
                 AgentsState.set_endpoint,
                 "endpoint",
-                "Endpoint",
+                TEXT["builder.endpoint"],
             ),
-            _select(AgentsState.models, AgentsState.model, AgentsState.set_model, "model", "Model"),
+            _select(
+                AgentsState.models,
+                AgentsState.model,
+                AgentsState.set_model,
+                "model",
+                TEXT["builder.model"],
+            ),
             class_name="iu-field-row",
         ),
         rx.el.div(
             rx.el.button(
-                "Save",
+                TEXT["builder.save"],
                 type="submit",
                 class_name="iu-btn iu-btn-primary",
                 custom_attrs={"data-testid": "agent-save"},
             ),
             rx.cond(
                 AgentsState.agent_id == "",
-                rx.el.span("New agent, not saved yet", class_name="iu-muted"),
+                rx.el.span(TEXT["builder.unsaved"], class_name="iu-muted"),
             ),
             class_name="iu-field-row",
         ),
@@ -192,28 +205,28 @@ def _token_totals() -> rx.Component:
     return rx.cond(
         AgentsState.show_intent,
         rx.el.p(
-            "Tool descriptions sent with every request: ",
+            TEXT["builder.tokens_lead"],
             rx.el.strong(
                 AgentsState.tokens_with.to_string(),
                 custom_attrs={"data-testid": "tokens-with-intents"},
             ),
-            " tokens with intents, ",
+            TEXT["builder.tokens_with"],
             rx.el.strong(
                 AgentsState.tokens_without.to_string(),
                 custom_attrs={"data-testid": "tokens-without-intents"},
             ),
-            " without. Counted with ",
+            TEXT["builder.tokens_without"],
             rx.el.span(AgentsState.tokenizer, custom_attrs={"data-testid": "tokenizer-name"}),
-            ".",
+            TEXT["builder.tokens_end"],
             class_name="iu-token-totals",
             custom_attrs={"data-testid": "token-totals"},
         ),
         rx.el.p(
-            "Counted with ",
+            TEXT["builder.tokens_counted"],
             rx.el.span(AgentsState.tokenizer, custom_attrs={"data-testid": "tokenizer-name"}),
-            ": ",
+            TEXT["builder.tokens_per_request"],
             AgentsState.tokens_without.to_string(),
-            " tokens of tool descriptions per request.",
+            TEXT["builder.tokens_per_request_end"],
             class_name="iu-token-totals",
             custom_attrs={"data-testid": "token-totals"},
         ),
@@ -248,6 +261,7 @@ def _tool_row(row: rx.Var[ToolRowVM]) -> rx.Component:
                     disabled=row.intent.disabled,
                     tooltip=row.intent.tooltip,
                     label=row.intent.label,
+                    text=row.intent.text,
                     cost=row.intent.cost,
                     on_click=AgentsState.toggle_option(row.tool_id, "describe_intent"),
                     attrs={"data-tool": row.tool_id},
@@ -261,6 +275,7 @@ def _tool_row(row: rx.Var[ToolRowVM]) -> rx.Component:
                     disabled=row.background.disabled,
                     tooltip=row.background.tooltip,
                     label=row.background.label,
+                    text=row.background.text,
                     on_click=AgentsState.toggle_option(row.tool_id, "run_in_background"),
                     attrs={"data-tool": row.tool_id},
                 ),
@@ -273,6 +288,7 @@ def _tool_row(row: rx.Var[ToolRowVM]) -> rx.Component:
                     disabled=row.defer.disabled,
                     tooltip=row.defer.tooltip,
                     label=row.defer.label,
+                    text=row.defer.text,
                     on_click=AgentsState.toggle_option(row.tool_id, "defer_loading"),
                     attrs={"data-tool": row.tool_id},
                 ),
@@ -285,6 +301,7 @@ def _tool_row(row: rx.Var[ToolRowVM]) -> rx.Component:
                     disabled=row.code_only.disabled,
                     tooltip=row.code_only.tooltip,
                     label=row.code_only.label,
+                    text=row.code_only.text,
                     on_click=AgentsState.toggle_option(row.tool_id, "allowed_callers"),
                     attrs={"data-tool": row.tool_id},
                 ),
@@ -313,7 +330,7 @@ def _group(group: rx.Var[GroupVM]) -> rx.Component:
                     disabled=group.describe_all.disabled,
                     tooltip=group.describe_all.tooltip,
                     label=group.describe_all.label,
-                    text=builder_text("com_ui_mcp_describe_all"),
+                    text=group.describe_all.text,
                     on_click=AgentsState.toggle_describe_all(group.key),
                     testid="describe-all-toggle",
                     attrs={"data-server": group.key},
@@ -332,30 +349,42 @@ def _group(group: rx.Var[GroupVM]) -> rx.Component:
     )
 
 
+def _named_file_input(upload: rx.Component, name: rx.Var[str]) -> rx.Component:
+    """Give `rx.upload`'s own `<input type=file>` an accessible name.
+
+    The component builds that input itself and takes no attributes for it, so a screen
+    reader would announce a nameless file field; the name goes on the input directly.
+    """
+    (zone,) = upload.children
+    file_input = zone.children[0]
+    assert getattr(file_input, "tag", None) == "input", "rx.upload's file input moved"
+    file_input.custom_attrs["aria-label"] = name
+    return upload
+
+
 def _actions_import() -> rx.Component:
     return rx.el.section(
-        rx.el.h3("Import actions from an OpenAPI document", class_name="iu-group-title"),
-        rx.el.p(
-            "Each operation of the API becomes a tool. Choose a JSON or YAML file, or paste "
-            "the document's address.",
-            class_name="iu-muted",
-        ),
-        rx.upload(
-            rx.el.div(
-                rx.icon("upload", size=14),
-                rx.el.span("Choose or drop an OpenAPI file"),
-                class_name="iu-upload-inner",
+        rx.el.h3(TEXT["builder.import_title"], class_name="iu-group-title"),
+        rx.el.p(TEXT["builder.import_help"], class_name="iu-muted"),
+        _named_file_input(
+            rx.upload(
+                rx.el.div(
+                    rx.icon("upload", size=14),
+                    rx.el.span(TEXT["builder.import_drop"]),
+                    class_name="iu-upload-inner",
+                ),
+                id=UPLOAD_ID,
+                multiple=False,
+                accept={
+                    "application/json": [".json"],
+                    "application/yaml": [".yaml", ".yml"],
+                    "text/yaml": [".yaml", ".yml"],
+                },
+                on_drop=AgentsState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),
+                class_name="iu-upload",
+                custom_attrs={"data-testid": "action-upload"},
             ),
-            id=UPLOAD_ID,
-            multiple=False,
-            accept={
-                "application/json": [".json"],
-                "application/yaml": [".yaml", ".yml"],
-                "text/yaml": [".yaml", ".yml"],
-            },
-            on_drop=AgentsState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),
-            class_name="iu-upload",
-            custom_attrs={"data-testid": "action-upload"},
+            TEXT["builder.import_file_label"],
         ),
         rx.el.div(
             rx.el.input(
@@ -363,10 +392,13 @@ def _actions_import() -> rx.Component:
                 on_change=AgentsState.set_import_url,
                 placeholder="https://example.com/openapi.json",
                 class_name="iu-input",
-                custom_attrs={"data-testid": "action-url", "aria-label": "OpenAPI document URL"},
+                custom_attrs={
+                    "data-testid": "action-url",
+                    "aria-label": TEXT["builder.import_url_label"],
+                },
             ),
             rx.el.button(
-                rx.cond(AgentsState.importing, "Importing…", "Import"),
+                rx.cond(AgentsState.importing, TEXT["builder.importing"], TEXT["builder.import"]),
                 type="button",
                 class_name="iu-btn",
                 disabled=AgentsState.importing,
@@ -383,12 +415,8 @@ def _editor() -> rx.Component:
     return rx.el.main(
         _messages(),
         _form(),
-        rx.el.h2("Tools", class_name="iu-builder-subtitle"),
-        rx.el.p(
-            "Tick the tools this agent may use. The switches beside each tool decide how it "
-            "behaves; switches for features your administrator has turned off are hidden.",
-            class_name="iu-muted",
-        ),
+        rx.el.h2(TEXT["builder.tools"], class_name="iu-builder-subtitle"),
+        rx.el.p(TEXT["builder.tools_help"], class_name="iu-muted"),
         _token_totals(),
         rx.foreach(AgentsState.groups, _group),
         _actions_import(),
