@@ -285,6 +285,31 @@ async def test_grep_search_invalid_regex(ws: Workspace) -> None:
     assert "not a valid regular expression" in result.output
 
 
+async def test_grep_search_survives_a_catastrophic_pattern(ws: Workspace) -> None:
+    # With a backtracking engine `(a+)+$` on this line never finishes and holds the GIL,
+    # so the guard below could not even fire: the whole process (every user) would stall.
+    (ws.root / "long.txt").write_text("a" * 5000 + "!\n")
+    call = GrepSearchTool(ws).call({"pattern": "(a+)+$", "path": "long.txt"})
+    result = ok(await asyncio.wait_for(call, timeout=HANG_GUARD_S))
+    assert result.outcome == "No matches for (a+)+$"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        (r"(ab)\1", "backreferences such as \\1 are not supported"),
+        ("foo(?=bar)", "lookahead (?=...) is not supported"),
+        ("(?<!x)foo", "negative lookbehind (?<!...) is not supported"),
+    ],
+)
+async def test_grep_search_names_syntax_the_linear_engine_lacks(
+    ws: Workspace, pattern: str, reason: str
+) -> None:
+    result = await GrepSearchTool(ws).call({"pattern": pattern})
+    assert result.is_error
+    assert result.output.startswith(f"pattern {pattern!r} cannot be used: {reason}")
+
+
 async def test_grep_search_skips_named_pipes(ws: Workspace) -> None:
     os.mkfifo(ws.root / "src" / "events.pipe")
     call = GrepSearchTool(ws).call({"pattern": "OAuth"})

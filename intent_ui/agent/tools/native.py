@@ -8,8 +8,9 @@ reads and whose `outcome` is set only where the tool knows something the intent 
 not (`Read 120 lines of src/app.py`). Failures come back as error results, never raised.
 
 No call can stall the process: file work runs on an abandonable worker thread
-(`run_in_worker`), and only regular files are ever opened (a named pipe or a device would
-block a read for ever).
+(`run_in_worker`), only regular files are ever opened (a named pipe or a device would block
+a read for ever), and `grep_search` uses RE2, whose matching time is linear in the text, so
+no pattern can backtrack for ever while holding the GIL.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ import logging
 import os
 import re
 import stat
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+import re2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from intent_ui.agent.tools.base import ToolKind, ToolResult
@@ -53,6 +56,8 @@ MAX_SEARCH_FILE_BYTES = 1024 * 1024
 """grep_search skips files larger than this (generated bundles, data dumps)."""
 MAX_READ_FILE_BYTES = 20 * 1024 * 1024
 """read_file and edit_file refuse larger files (both hold the whole file in memory)."""
+SEARCH_TIME_BUDGET_S = 30.0
+"""grep_search stops walking after this long and returns what it found so far."""
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 """Besides every dot-folder (.git, .venv, .web, ...), folders search never enters."""
 _LABEL_TEXT_CHARS = 40
@@ -405,18 +410,72 @@ class EditFileTool(WorkspaceTool):
 
 
 class GrepSearchArgs(Args):
-    pattern: str = Field(description="Regular expression (Python syntax) to search for.")
+    pattern: str = Field(
+        description="Regular expression (RE2 syntax: no backreferences or lookaround)."
+    )
     path: str = Field(default=".", description="Folder or file to search, workspace-relative.")
     glob: str | None = Field(default=None, description="Only files matching this glob, e.g. *.py")
     case_sensitive: bool = False
     max_results: int = Field(default=200, ge=1, le=2000)
 
 
+_RE2_UNSUPPORTED = (
+    (
+        "invalid escape sequence: \\",
+        "backreferences such as \\1 are not supported; search for the repeated text itself",
+    ),
+    (
+        "invalid perl operator: (?=",
+        "lookahead (?=...) is not supported; search for the text itself",
+    ),
+    (
+        "invalid perl operator: (?!",
+        "negative lookahead (?!...) is not supported; search for the text itself",
+    ),
+    (
+        "invalid perl operator: (?<=",
+        "lookbehind (?<=...) is not supported; search for the text itself",
+    ),
+    (
+        "invalid perl operator: (?<!",
+        "negative lookbehind (?<!...) is not supported; search for the text itself",
+    ),
+)
+
+
+def compile_search_pattern(pattern: str, *, case_sensitive: bool) -> Any:
+    """`pattern` compiled by RE2 (linear-time matching), or a `ToolError` naming the problem.
+
+    RE2 has no backtracking, so the features that need it (backreferences, lookaround)
+    are refused with a message saying what to write instead.
+    """
+    options = re2.Options()
+    options.case_sensitive = case_sensitive
+    options.log_errors = False
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else str(exc)
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", errors="replace")
+        reason = next(
+            (why for prefix, why in _RE2_UNSUPPORTED if str(detail).startswith(prefix)), None
+        )
+        if reason is not None:
+            raise ToolError(
+                f"pattern {pattern!r} cannot be used: {reason} (grep_search uses RE2, "
+                "a linear-time engine, so no pattern can run for ever)"
+            ) from None
+        raise ToolError(
+            f"pattern {pattern!r} is not a valid regular expression: {detail}"
+        ) from None
+
+
 class GrepSearchTool(WorkspaceTool):
     name = "grep_search"
     description = (
-        "Search file contents in the workspace with a regular expression. Returns "
-        "path:line: text for each match. Skips binary files and dot-folders like .git."
+        "Search file contents in the workspace with a regular expression (RE2 syntax). "
+        "Returns path:line: text for each match. Skips binary files and dot-folders like .git."
     )
     Arguments = GrepSearchArgs
 
@@ -424,19 +483,18 @@ class GrepSearchTool(WorkspaceTool):
         return await run_in_worker(self._grep, args)
 
     def _grep(self, args: GrepSearchArgs) -> ToolResult:
-        try:
-            regex = re.compile(args.pattern, 0 if args.case_sensitive else re.IGNORECASE)
-        except re.error as exc:
-            raise ToolError(
-                f"pattern {args.pattern!r} is not a valid regular expression: {exc}"
-            ) from None
+        regex = compile_search_pattern(args.pattern, case_sensitive=args.case_sensitive)
         top = self.workspace.resolve(args.path)
         if not top.exists():
             raise ToolError(f"'{self.workspace.display(top)}' does not exist")
         files = [top] if top.is_file() else _walk_files(top)
+        deadline = time.monotonic() + SEARCH_TIME_BUDGET_S
         hits: list[str] = []
-        truncated = False
+        truncated = out_of_time = False
         for file in files:
+            if time.monotonic() > deadline:
+                out_of_time = True
+                break
             shown = self.workspace.display(file)
             if args.glob and not (
                 fnmatch.fnmatch(file.name, args.glob) or fnmatch.fnmatch(shown, args.glob)
@@ -451,18 +509,23 @@ class GrepSearchTool(WorkspaceTool):
             if truncated:
                 break
         label = short(args.pattern)
+        stopped = (
+            f"\n[search stopped after {SEARCH_TIME_BUDGET_S:g} s; narrow the path or glob]"
+            if out_of_time
+            else ""
+        )
         if not hits:
-            return ToolResult(f"No matches for {args.pattern!r}", outcome=f"No matches for {label}")
-        text = "\n".join(hits)
+            return ToolResult(
+                f"No matches for {args.pattern!r}{stopped}", outcome=f"No matches for {label}"
+            )
+        text = "\n".join(hits) + stopped
         if truncated:
             text += f"\n[stopped at {args.max_results} matches; narrow the pattern or path]"
-        count = f"{len(hits)}+" if truncated else str(len(hits))
+        count = f"{len(hits)}+" if truncated or out_of_time else str(len(hits))
         noun = "match" if count == "1" else "matches"
         return ToolResult(cap_output(text), outcome=f"Found {count} {noun} for {label}")
 
-    def _matching_lines(
-        self, file: Path, shown: str, regex: re.Pattern[str]
-    ) -> Iterator[tuple[int, str]]:
+    def _matching_lines(self, file: Path, shown: str, regex: Any) -> Iterator[tuple[int, str]]:
         try:
             if file.is_symlink() and not self.workspace.contains(file.resolve()):
                 return
