@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_BASE_URLS",
     "DEFAULT_CONFIG_FILE",
     "DEFAULT_DEMO_PACING_MS",
+    "DEFAULT_TOOL_TIMEOUT_S",
     "AppConfig",
     "Capability",
     "ConfigError",
@@ -43,6 +44,7 @@ Capability = Literal["tool_intents", "run_in_background", "deferred_tools", "pro
 ALL_CAPABILITIES: frozenset[Capability] = frozenset(get_args(Capability))
 DEFAULT_CONFIG_FILE = "intent_ui.yaml"
 DEFAULT_DEMO_PACING_MS = 25.0
+DEFAULT_TOOL_TIMEOUT_S = 120.0
 DEFAULT_BASE_URLS: dict[str, str] = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
@@ -193,6 +195,8 @@ class AppConfig(_Section):
     web_search: WebSearchConfig | None = None
     model_specs: list[ModelSpec] = Field(default_factory=list)
     database_url: str | None = None
+    tool_timeout_s: float = Field(default=DEFAULT_TOOL_TIMEOUT_S, gt=0)
+    """Seconds one tool call may run before it settles as an error (and is cancelled)."""
 
     @field_validator("endpoints", mode="before")
     @classmethod

@@ -16,6 +16,10 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
 - Before a label-bearing tool runs, the intent is read and stripped (and
   `run_in_background` too when that capability is on): no tool sees a parameter it did not
   declare. A business `intent` of a tool without a label passes through untouched.
+- Every foreground call is bounded by `tool_timeout` (the `tool_timeout_s` setting): past
+  it the call settles as `error` and its task is cancelled. A tool blocked in a worker
+  thread cannot be killed (Python has no way to), so the thread is abandoned (see
+  `tools.worker`); the turn goes on either way.
 - Failures are events, never exceptions: a tool that raises settles as `error`; an unknown
   tool gets a card and an error result; a provider error settles unfinished calls as
   `error` and ends the turn with `TurnDone("error")`; `max_tokens` settles cut-off calls;
@@ -58,6 +62,7 @@ from intent_ui.agent.tool_search import (
 )
 from intent_ui.agent.tools.base import Tool, ToolResult
 from intent_ui.agent.tools.registry import ToolIndex
+from intent_ui.config import DEFAULT_TOOL_TIMEOUT_S
 from intent_ui.core.capabilities import apply_capabilities
 from intent_ui.core.capabilities.background import (
     CHECK_BACKGROUND_TASK_NAME,
@@ -147,6 +152,7 @@ class TurnRun:
         activity: ActivityLabeler | None = None,
         background_timeout: float = DEFAULT_BACKGROUND_TIMEOUT,
         activity_timeout: float = DEFAULT_ACTIVITY_TIMEOUT,
+        tool_timeout: float = DEFAULT_TOOL_TIMEOUT_S,
     ) -> None:
         self._provider = provider
         self._model = model
@@ -160,6 +166,7 @@ class TurnRun:
         self._activity = activity
         self._background_timeout = background_timeout
         self._activity_timeout = activity_timeout
+        self._tool_timeout = tool_timeout
         self._capabilities = frozenset(capabilities)
 
         self._index = ToolIndex(tools)
@@ -428,7 +435,7 @@ class TurnRun:
         if background:
             self._dispatch_background(call, tool, args)
             return
-        self._settle(call, await _invoke(tool, call.name, args))
+        self._settle(call, await _invoke(tool, call.name, args, timeout=self._tool_timeout))
 
     def _search_tools(self, args: Mapping[str, Any]) -> ToolResult:
         """The host side of `tool_search`: promote the deferred tools that match."""
@@ -676,13 +683,26 @@ An alias, not a wrapper: the keyword-only constructor is the whole signature."""
 # --- helpers ----------------------------------------------------------------------------
 
 
-async def _invoke(tool: Tool, name: str, args: dict[str, Any]) -> ToolResult:
-    """Call a tool; whatever it raises becomes an error result (never a crashed turn)."""
+async def _invoke(
+    tool: Tool, name: str, args: dict[str, Any], *, timeout: float | None = None
+) -> ToolResult:
+    """Call a tool; whatever it raises becomes an error result (never a crashed turn).
+
+    Past `timeout` seconds the call is cancelled and settles as an error.
+    """
+    deadline = asyncio.timeout(timeout)
     try:
-        result = await tool.call(args)
+        async with deadline:
+            result = await tool.call(args)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
+        if isinstance(exc, TimeoutError) and deadline.expired():
+            return ToolResult(
+                f"Timed out after {timeout:g} s; raise tool_timeout_s in intent_ui.yaml to "
+                "allow longer calls",
+                is_error=True,
+            )
         return ToolResult(f"Tool '{name}' failed: {type(exc).__name__}: {exc}", is_error=True)
     if isinstance(result, ToolResult):
         return result

@@ -268,4 +268,5 @@ class AgentRuntime:
             max_rounds=max_rounds,
             stop=stop,
             activity=self.labeler_for(found.name),
+            tool_timeout=self.config.tool_timeout_s,
         )

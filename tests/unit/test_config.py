@@ -289,6 +289,12 @@ def test_missing_workspace_folder_is_an_error(tmp_path: Path) -> None:
     assert "does-not-exist" in message
 
 
+def test_tool_timeout_is_read_and_must_be_positive(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, "tool_timeout_s: 300\n"), env={}).tool_timeout_s == 300
+    message = error_of(write(tmp_path, "tool_timeout_s: 0\n"))
+    assert "tool_timeout_s: should be greater than 0 (got 0)" in message
+
+
 def test_web_search_url(tmp_path: Path) -> None:
     path = write(tmp_path, "web_search: {url: 'http://localhost:8888/'}\n")
     assert load_config(path, env={}).web_search.url == "http://localhost:8888"  # type: ignore[union-attr]
