@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_CONFIG_FILE",
     "DEFAULT_DEMO_PACING_MS",
     "DEFAULT_TOOL_TIMEOUT_S",
+    "ActionsConfig",
     "AppConfig",
     "Capability",
     "ConfigError",
@@ -165,6 +166,15 @@ class WebSearchConfig(_Section):
         return url.rstrip("/")
 
 
+class ActionsConfig(_Section):
+    """Imported OpenAPI actions: what their import and their calls may reach."""
+
+    allow_private_networks: bool = False
+    """Let the import and the calls reach loopback, link-local and private addresses
+    (refused by default: a document URL or an API server could point into the server's
+    own network)."""
+
+
 class ModelSpec(_Section):
     """A preset: an endpoint + model with instructions and a `describe_intent` default."""
 
@@ -193,6 +203,7 @@ class AppConfig(_Section):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     workspace: Path = Field(default_factory=Path.cwd)
     web_search: WebSearchConfig | None = None
+    actions: ActionsConfig = Field(default_factory=ActionsConfig)
     model_specs: list[ModelSpec] = Field(default_factory=list)
     database_url: str | None = None
     tool_timeout_s: float = Field(default=DEFAULT_TOOL_TIMEOUT_S, gt=0)
@@ -499,6 +510,7 @@ _SECTIONS: dict[str, type[BaseModel]] = {
     "endpoints": EndpointConfig,
     "mcp_servers": McpServerConfig,
     "web_search": WebSearchConfig,
+    "actions": ActionsConfig,
     "model_specs": ModelSpec,
 }
 
