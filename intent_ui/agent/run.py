@@ -53,6 +53,7 @@ from intent_ui.agent.providers.base import (
     ToolCallArgs,
     ToolCallBegin,
     ToolCallEnd,
+    unique_call_id,
 )
 from intent_ui.agent.tool_search import (
     TOOL_SEARCH_NAME,
@@ -216,6 +217,8 @@ class TurnRun:
         self._blocks: dict[int, list[_Call]] = {}
         self._open_blocks: set[int] = set()
         self._calls: dict[str, _Call] = {}
+        self._wire_ids: dict[str, str] = {}
+        """The provider's call id -> the turn-unique id of the latest call that used it."""
         self._round: _Round | None = None
         self._background: dict[str, asyncio.Task[None]] = {}
         self._labelling: list[asyncio.Task[None]] = []
@@ -356,8 +359,11 @@ class TurnRun:
         return None
 
     def _begin(self, rnd: _Round, event: ToolCallBegin) -> None:
-        if event.call_id in self._calls:
-            return  # a duplicate begin would give one id two cards
+        # A repeated id (some servers number calls afresh each response) is another call:
+        # it gets its own id and card, and the id's later events go to it, never merged
+        # into the first call.
+        call_id = unique_call_id(event.call_id, self._calls)
+        self._wire_ids[event.call_id] = call_id
         if rnd.block is None:
             rnd.block = self._block_count
             self._block_count += 1
@@ -365,7 +371,7 @@ class TurnRun:
             self._open_blocks.add(rnd.block)
         tool = self._tools.get(event.name) or self._index.resolve(event.name)
         call = _Call(
-            call_id=event.call_id,
+            call_id=call_id,
             name=event.name,
             tool=tool,
             block=rnd.block,
@@ -388,14 +394,14 @@ class TurnRun:
         )
 
     def _args(self, event: ToolCallArgs) -> None:
-        call = self._calls.get(event.call_id)
+        call = self._calls.get(self._wire_ids.get(event.call_id, ""))
         if call is None or call.ended or not event.delta:
             return
         call.arguments += event.delta
         self._emit(ArgsDelta(self._next_seq(), call.call_id, event.delta))
 
     def _end(self, event: ToolCallEnd) -> None:
-        call = self._calls.get(event.call_id)
+        call = self._calls.get(self._wire_ids.get(event.call_id, ""))
         if call is None or call.ended:
             return
         call.ended = True
