@@ -26,6 +26,8 @@ __all__ = [
     "DEFAULT_BASE_URLS",
     "DEFAULT_CONFIG_FILE",
     "DEFAULT_DEMO_PACING_MS",
+    "DEFAULT_TOOL_TIMEOUT_S",
+    "ActionsConfig",
     "AppConfig",
     "Capability",
     "ConfigError",
@@ -43,6 +45,7 @@ Capability = Literal["tool_intents", "run_in_background", "deferred_tools", "pro
 ALL_CAPABILITIES: frozenset[Capability] = frozenset(get_args(Capability))
 DEFAULT_CONFIG_FILE = "intent_ui.yaml"
 DEFAULT_DEMO_PACING_MS = 25.0
+DEFAULT_TOOL_TIMEOUT_S = 120.0
 DEFAULT_BASE_URLS: dict[str, str] = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
@@ -163,6 +166,15 @@ class WebSearchConfig(_Section):
         return url.rstrip("/")
 
 
+class ActionsConfig(_Section):
+    """Imported OpenAPI actions: what their import and their calls may reach."""
+
+    allow_private_networks: bool = False
+    """Let the import and the calls reach loopback, link-local and private addresses
+    (refused by default: a document URL or an API server could point into the server's
+    own network)."""
+
+
 class ModelSpec(_Section):
     """A preset: an endpoint + model with instructions and a `describe_intent` default."""
 
@@ -191,8 +203,11 @@ class AppConfig(_Section):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     workspace: Path = Field(default_factory=Path.cwd)
     web_search: WebSearchConfig | None = None
+    actions: ActionsConfig = Field(default_factory=ActionsConfig)
     model_specs: list[ModelSpec] = Field(default_factory=list)
     database_url: str | None = None
+    tool_timeout_s: float = Field(default=DEFAULT_TOOL_TIMEOUT_S, gt=0)
+    """Seconds one tool call may run before it settles as an error (and is cancelled)."""
 
     @field_validator("endpoints", mode="before")
     @classmethod
@@ -495,6 +510,7 @@ _SECTIONS: dict[str, type[BaseModel]] = {
     "endpoints": EndpointConfig,
     "mcp_servers": McpServerConfig,
     "web_search": WebSearchConfig,
+    "actions": ActionsConfig,
     "model_specs": ModelSpec,
 }
 

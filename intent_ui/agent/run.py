@@ -16,6 +16,10 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
 - Before a label-bearing tool runs, the intent is read and stripped (and
   `run_in_background` too when that capability is on): no tool sees a parameter it did not
   declare. A business `intent` of a tool without a label passes through untouched.
+- Every foreground call is bounded by `tool_timeout` (the `tool_timeout_s` setting): past
+  it the call settles as `error` and its task is cancelled. A tool blocked in a worker
+  thread cannot be killed (Python has no way to), so the thread is abandoned (see
+  `tools.worker`); the turn goes on either way.
 - Failures are events, never exceptions: a tool that raises settles as `error`; an unknown
   tool gets a card and an error result; a provider error settles unfinished calls as
   `error` and ends the turn with `TurnDone("error")`; `max_tokens` settles cut-off calls;
@@ -50,6 +54,7 @@ from intent_ui.agent.providers.base import (
     ToolCallArgs,
     ToolCallBegin,
     ToolCallEnd,
+    unique_call_id,
 )
 from intent_ui.agent.tool_search import (
     TOOL_SEARCH_NAME,
@@ -59,6 +64,7 @@ from intent_ui.agent.tool_search import (
 )
 from intent_ui.agent.tools.base import Tool, ToolResult
 from intent_ui.agent.tools.registry import ToolIndex
+from intent_ui.config import DEFAULT_TOOL_TIMEOUT_S
 from intent_ui.core.capabilities import apply_capabilities
 from intent_ui.core.capabilities.background import (
     CHECK_BACKGROUND_TASK_NAME,
@@ -158,6 +164,7 @@ class TurnRun:
         background_timeout: float = DEFAULT_BACKGROUND_TIMEOUT,
         activity_timeout: float = DEFAULT_ACTIVITY_TIMEOUT,
         seq: SeqCounter | None = None,
+        tool_timeout: float = DEFAULT_TOOL_TIMEOUT_S,
     ) -> None:
         self._provider = provider
         self._model = model
@@ -171,6 +178,7 @@ class TurnRun:
         self._activity = activity
         self._background_timeout = background_timeout
         self._activity_timeout = activity_timeout
+        self._tool_timeout = tool_timeout
         self._capabilities = frozenset(capabilities)
 
         self._index = ToolIndex(tools)
@@ -220,6 +228,8 @@ class TurnRun:
         self._blocks: dict[int, list[_Call]] = {}
         self._open_blocks: set[int] = set()
         self._calls: dict[str, _Call] = {}
+        self._wire_ids: dict[str, str] = {}
+        """The provider's call id -> the turn-unique id of the latest call that used it."""
         self._round: _Round | None = None
         self._background: dict[str, asyncio.Task[None]] = {}
         self._labelling: list[asyncio.Task[None]] = []
@@ -360,8 +370,11 @@ class TurnRun:
         return None
 
     def _begin(self, rnd: _Round, event: ToolCallBegin) -> None:
-        if event.call_id in self._calls:
-            return  # a duplicate begin would give one id two cards
+        # A repeated id (some servers number calls afresh each response) is another call:
+        # it gets its own id and card, and the id's later events go to it, never merged
+        # into the first call.
+        call_id = unique_call_id(event.call_id, self._calls)
+        self._wire_ids[event.call_id] = call_id
         if rnd.block is None:
             rnd.block = self._block_count
             self._block_count += 1
@@ -369,7 +382,7 @@ class TurnRun:
             self._open_blocks.add(rnd.block)
         tool = self._tools.get(event.name) or self._index.resolve(event.name)
         call = _Call(
-            call_id=event.call_id,
+            call_id=call_id,
             name=event.name,
             tool=tool,
             block=rnd.block,
@@ -392,14 +405,14 @@ class TurnRun:
         )
 
     def _args(self, event: ToolCallArgs) -> None:
-        call = self._calls.get(event.call_id)
+        call = self._calls.get(self._wire_ids.get(event.call_id, ""))
         if call is None or call.ended or not event.delta:
             return
         call.chunks.append(event.delta)
         self._emit(ArgsDelta(self._next_seq(), call.call_id, event.delta))
 
     def _end(self, event: ToolCallEnd) -> None:
-        call = self._calls.get(event.call_id)
+        call = self._calls.get(self._wire_ids.get(event.call_id, ""))
         if call is None or call.ended:
             return
         call.ended = True
@@ -439,7 +452,7 @@ class TurnRun:
         if background:
             self._dispatch_background(call, tool, args)
             return
-        self._settle(call, await _invoke(tool, call.name, args))
+        self._settle(call, await _invoke(tool, call.name, args, timeout=self._tool_timeout))
 
     def _search_tools(self, args: Mapping[str, Any]) -> ToolResult:
         """The host side of `tool_search`: promote the deferred tools that match."""
@@ -688,13 +701,26 @@ An alias, not a wrapper: the keyword-only constructor is the whole signature."""
 # --- helpers ----------------------------------------------------------------------------
 
 
-async def _invoke(tool: Tool, name: str, args: dict[str, Any]) -> ToolResult:
-    """Call a tool; whatever it raises becomes an error result (never a crashed turn)."""
+async def _invoke(
+    tool: Tool, name: str, args: dict[str, Any], *, timeout: float | None = None
+) -> ToolResult:
+    """Call a tool; whatever it raises becomes an error result (never a crashed turn).
+
+    Past `timeout` seconds the call is cancelled and settles as an error.
+    """
+    deadline = asyncio.timeout(timeout)
     try:
-        result = await tool.call(args)
+        async with deadline:
+            result = await tool.call(args)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
+        if isinstance(exc, TimeoutError) and deadline.expired():
+            return ToolResult(
+                f"Timed out after {timeout:g} s; raise tool_timeout_s in intent_ui.yaml to "
+                "allow longer calls",
+                is_error=True,
+            )
         return ToolResult(f"Tool '{name}' failed: {type(exc).__name__}: {exc}", is_error=True)
     if isinstance(result, ToolResult):
         return result

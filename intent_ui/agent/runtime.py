@@ -271,4 +271,5 @@ class AgentRuntime:
             stop=stop,
             activity=self.labeler_for(found.name),
             seq=seq,
+            tool_timeout=self.config.tool_timeout_s,
         )

@@ -694,7 +694,8 @@ class AgentsState(rx.State):
             return
         self.importing = True
         yield
-        await self._import(host, url, fetch_openapi(url))
+        allow = host.config.actions.allow_private_networks
+        await self._import(host, url, fetch_openapi(url, allow_private_networks=allow))
         self.importing = False
 
     @rx.event

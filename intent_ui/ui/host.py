@@ -110,7 +110,10 @@ def refresh_actions(host: Host) -> None:
     """Offer the imported OpenAPI actions to chats (at start and after an import)."""
     init_action_store(host.engine)
     stored = list_action_documents(host.engine)
-    actions, problems = load_action_tools((d.source, d.document) for d in stored)
+    actions, problems = load_action_tools(
+        ((d.source, d.document) for d in stored),
+        allow_private_networks=host.config.actions.allow_private_networks,
+    )
     for problem in problems:
         logger.warning("Skipping a stored OpenAPI document: %s", problem)
     host.runtime.set_action_tools(actions)

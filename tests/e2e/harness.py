@@ -18,6 +18,11 @@ ROOT = Path(__file__).resolve().parents[2]
 MCP_GITHUB_SERVER = ROOT / "tests" / "support" / "mcp_github_server.py"
 
 
+LOOPBACK_ACTIONS = "actions:\n  allow_private_networks: true\n"
+"""YAML letting imported OpenAPI actions reach the test APIs, which serve on 127.0.0.1
+(the app refuses private addresses by default)."""
+
+
 def github_mcp_block(call_log: Path | None = None) -> str:
     """YAML for the real stdio MCP server named `github` used across the e2e suite."""
     env = f'\n      MCP_CALL_LOG: "{call_log}"' if call_log else ""

@@ -22,7 +22,7 @@ from sqlalchemy import Engine
 from intent_ui.core.capabilities.selection import canonical_tool_options, resolve_opt_in
 from intent_ui.store import agents as agent_store
 from intent_ui.store.db import init_db
-from tests.e2e.harness import github_mcp_block, running_app
+from tests.e2e.harness import LOOPBACK_ACTIONS, github_mcp_block, running_app
 
 pytestmark = pytest.mark.e2e
 
@@ -64,7 +64,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def app(workdir: Path) -> Iterator[AppHarness]:
-    with running_app(workdir, github_mcp_block()) as harness:
+    with running_app(workdir, github_mcp_block() + LOOPBACK_ACTIONS) as harness:
         yield harness
 
 

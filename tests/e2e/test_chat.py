@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 from reflex.testing import AppHarness
 
-from tests.e2e.harness import github_mcp_block, running_app
+from tests.e2e.harness import LOOPBACK_ACTIONS, github_mcp_block, running_app
 from tests.e2e.scenario import Scenario, calls_script, openai_config, start_server
 from tests.support.sse_server import ReplayServer
 
@@ -47,7 +47,7 @@ def call_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def app(
     server: ReplayServer, call_log: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[AppHarness]:
-    config = openai_config(server) + github_mcp_block(call_log)
+    config = openai_config(server) + github_mcp_block(call_log) + LOOPBACK_ACTIONS
     with running_app(tmp_path_factory.mktemp("chat"), config) as harness:
         yield harness
 

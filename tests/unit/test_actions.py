@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -20,6 +24,7 @@ from intent_ui.agent.tools.actions import (
     load_action_tools,
     parse_openapi,
 )
+from intent_ui.agent.tools.netguard import blocked_reason
 from intent_ui.core.capabilities.selection import canonical_tool_options, resolve_opt_in
 
 SLACK = {
@@ -362,3 +367,144 @@ async def test_fetch_openapi_reports_http_errors() -> None:
 async def test_fetch_openapi_refuses_non_http_urls() -> None:
     with pytest.raises(OpenApiError, match="not an http"):
         await fetch_openapi("file:///etc/passwd")
+
+
+# --- the server's own network is off limits --------------------------------------------------
+
+
+class LoopbackApi:
+    """A real HTTP server on 127.0.0.1: an OpenAPI document, an API, and an endless body."""
+
+    ENDLESS_CHUNK = b"x" * 65536
+    ENDLESS_TOTAL = 64 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.endless_sent = 0
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                api.paths.append(self.path)
+                if self.path == "/endless.json":
+                    self._endless()
+                    return
+                if self.path == "/openapi.json":
+                    body = json.dumps(api.document).encode()
+                else:
+                    body = b'[{"name": "Rex"}]'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _endless(self) -> None:
+                # No Content-Length: the size is only learnt by reading.
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                try:
+                    while api.endless_sent < LoopbackApi.ENDLESS_TOTAL:
+                        self.wfile.write(LoopbackApi.ENDLESS_CHUNK)
+                        api.endless_sent += len(LoopbackApi.ENDLESS_CHUNK)
+                except OSError:
+                    pass  # the client hung up: what the cap is for
+                self.close_connection = True
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.document = {
+            "openapi": "3.0.3",
+            "info": {"title": "Pets", "version": "1"},
+            "servers": [{"url": f"{self.base}/v1"}],
+            "paths": {"/pets": {"get": {"operationId": "listPets"}}},
+        }
+
+
+@pytest.fixture
+def loopback_api() -> Iterator[LoopbackApi]:
+    api = LoopbackApi()
+    threading.Thread(target=api.server.serve_forever, daemon=True).start()
+    yield api
+    api.server.shutdown()
+    api.server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("127.0.0.1", "a loopback address"),
+        ("::1", "a loopback address"),
+        ("::ffff:127.0.0.1", "a loopback address"),
+        ("169.254.169.254", "a link-local address"),
+        ("10.1.2.3", "a private-network address"),
+        ("192.168.0.10", "a private-network address"),
+        ("fd00::1", "a private-network address"),
+        ("0.0.0.0", "an unspecified address"),
+        ("224.0.0.1", "a multicast address"),
+        ("240.0.0.1", "a reserved address"),
+        ("100.64.0.1", "an address that is not publicly routable"),
+        ("93.184.216.34", None),
+        ("2606:4700::1111", None),
+    ],
+)
+def test_blocked_reason_names_why_an_address_is_off_limits(
+    address: str, reason: str | None
+) -> None:
+    assert blocked_reason(ipaddress.ip_address(address)) == reason
+
+
+async def test_import_from_a_loopback_url_is_refused_by_default(loopback_api: LoopbackApi) -> None:
+    with pytest.raises(OpenApiError) as caught:
+        await fetch_openapi(f"{loopback_api.base}/openapi.json")
+    message = str(caught.value)
+    assert "refused to connect to 127.0.0.1: it is a loopback address" in message
+    assert "actions.allow_private_networks: true" in message
+    assert loopback_api.paths == []
+
+
+async def test_a_host_name_is_checked_by_every_address_it_resolves_to(
+    loopback_api: LoopbackApi,
+) -> None:
+    url = loopback_api.base.replace("127.0.0.1", "localhost") + "/openapi.json"
+    with pytest.raises(OpenApiError, match="refused to connect to localhost: it resolves to"):
+        await fetch_openapi(url)
+    assert loopback_api.paths == []
+
+
+async def test_import_from_a_loopback_url_works_when_the_config_allows_it(
+    loopback_api: LoopbackApi,
+) -> None:
+    spec = await fetch_openapi(f"{loopback_api.base}/openapi.json", allow_private_networks=True)
+    assert [op.operation_id for op in spec.operations] == ["listPets"]
+
+
+async def test_import_stops_reading_at_the_document_cap(loopback_api: LoopbackApi) -> None:
+    with pytest.raises(OpenApiError, match="larger than 5 MiB"):
+        await fetch_openapi(f"{loopback_api.base}/endless.json", allow_private_networks=True)
+    # The download stopped near the cap instead of taking the whole body into memory.
+    assert loopback_api.endless_sent < LoopbackApi.ENDLESS_TOTAL // 2
+
+
+async def test_an_imported_action_may_not_call_a_private_server_by_default(
+    loopback_api: LoopbackApi,
+) -> None:
+    (tool,) = build_action_tools(parse_openapi(loopback_api.document, source="pets.json"))
+    result = await tool.call({})
+    assert result.is_error is True
+    assert "refused to connect to 127.0.0.1: it is a loopback address" in result.output
+    assert loopback_api.paths == []
+
+
+async def test_an_imported_action_calls_a_private_server_when_allowed(
+    loopback_api: LoopbackApi,
+) -> None:
+    spec = parse_openapi(loopback_api.document, source="pets.json")
+    (tool,) = build_action_tools(spec, allow_private_networks=True)
+    result = await tool.call({})
+    assert (result.is_error, result.output) == (False, '[{"name": "Rex"}]')
+    assert loopback_api.paths == ["/v1/pets"]

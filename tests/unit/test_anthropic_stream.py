@@ -81,6 +81,27 @@ def test_end_is_released_when_the_next_block_starts() -> None:
     ]
 
 
+def test_an_id_repeated_by_a_second_block_gets_its_own_id() -> None:
+    events = run(
+        start_tool(0, "t1", "f"),
+        json_delta(0, '{"a": 1}'),
+        stop(0),
+        start_tool(1, "t1", "g"),
+        json_delta(1, '{"b": 2}'),
+        stop(1),
+        message_delta("tool_use"),
+        MESSAGE_STOP,
+    )
+    assert events[:6] == [
+        ToolCallBegin(0, "t1", "f"),
+        ToolCallArgs("t1", '{"a": 1}'),
+        ToolCallEnd("t1"),
+        ToolCallBegin(1, "t1_2", "g"),
+        ToolCallArgs("t1_2", '{"b": 2}'),
+        ToolCallEnd("t1_2"),
+    ]
+
+
 def test_max_tokens_withholds_the_end_of_the_last_block() -> None:
     events = run(
         start_tool(0, "t1", "f"),

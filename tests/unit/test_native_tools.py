@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,10 +17,12 @@ import pytest
 from intent_ui.agent.tools.base import ToolResult
 from intent_ui.agent.tools.memory import DeleteMemoryTool, InMemoryMemoryStore, SetMemoryTool
 from intent_ui.agent.tools.native import (
+    MAX_READ_FILE_BYTES,
     EditFileTool,
     GlobSearchTool,
     GrepSearchTool,
     ListDirectoryTool,
+    NativeTool,
     ReadFileTool,
     WriteFileTool,
     file_tools,
@@ -32,6 +36,9 @@ from intent_ui.core.capabilities.intent import (
     NATIVE_INTENT_TOOL_NAMES,
     is_intent_label_property,
 )
+
+HANG_GUARD_S = 60
+"""Only a guard: a call that blocks fails the test instead of hanging the suite."""
 
 
 @pytest.fixture
@@ -278,6 +285,66 @@ async def test_grep_search_invalid_regex(ws: Workspace) -> None:
     assert "not a valid regular expression" in result.output
 
 
+async def test_grep_search_survives_a_catastrophic_pattern(ws: Workspace) -> None:
+    # With a backtracking engine `(a+)+$` on this line never finishes and holds the GIL,
+    # so the guard below could not even fire: the whole process (every user) would stall.
+    (ws.root / "long.txt").write_text("a" * 5000 + "!\n")
+    call = GrepSearchTool(ws).call({"pattern": "(a+)+$", "path": "long.txt"})
+    result = ok(await asyncio.wait_for(call, timeout=HANG_GUARD_S))
+    assert result.outcome == "No matches for (a+)+$"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        (r"(ab)\1", "backreferences such as \\1 are not supported"),
+        ("foo(?=bar)", "lookahead (?=...) is not supported"),
+        ("(?<!x)foo", "negative lookbehind (?<!...) is not supported"),
+    ],
+)
+async def test_grep_search_names_syntax_the_linear_engine_lacks(
+    ws: Workspace, pattern: str, reason: str
+) -> None:
+    result = await GrepSearchTool(ws).call({"pattern": pattern})
+    assert result.is_error
+    assert result.output.startswith(f"pattern {pattern!r} cannot be used: {reason}")
+
+
+async def test_grep_search_skips_named_pipes(ws: Workspace) -> None:
+    os.mkfifo(ws.root / "src" / "events.pipe")
+    call = GrepSearchTool(ws).call({"pattern": "OAuth"})
+    result = ok(await asyncio.wait_for(call, timeout=HANG_GUARD_S))
+    assert result.output == "src/app.py:4:     return 'OAuth callback'"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        (ReadFileTool, {}),
+        (EditFileTool, {"old_string": "a", "new_string": "b"}),
+        (WriteFileTool, {"content": "hello"}),
+    ],
+)
+async def test_file_tools_refuse_named_pipes(
+    ws: Workspace, tool: type[NativeTool], args: dict[str, Any]
+) -> None:
+    os.mkfifo(ws.root / "events.pipe")
+    call = tool(ws).call({"path": "events.pipe", **args})  # type: ignore[call-arg]
+    result = await asyncio.wait_for(call, timeout=HANG_GUARD_S)
+    assert result.is_error
+    assert "'events.pipe' is a named pipe (FIFO), not a regular file" in result.output
+
+
+async def test_edit_file_refuses_files_over_the_read_limit(ws: Workspace) -> None:
+    big = ws.root / "dump.sql"
+    with big.open("wb") as file:
+        file.truncate(MAX_READ_FILE_BYTES + 1)
+    args = {"path": "dump.sql", "old_string": "a", "new_string": "b"}
+    result = await EditFileTool(ws).call(args)
+    assert result.is_error
+    assert "'dump.sql' is 20.0 MB, too large for edit_file (limit 20.0 MB)" in result.output
+
+
 async def test_glob_search_matches_recursively(ws: Workspace) -> None:
     (ws.root / "src" / "pkg").mkdir()
     (ws.root / "src" / "pkg" / "mod.py").write_text("")
@@ -286,6 +353,12 @@ async def test_glob_search_matches_recursively(ws: Workspace) -> None:
     result = ok(await GlobSearchTool(ws).call({"pattern": "**/*.py"}))
     assert result.output.splitlines() == ["src/app.py", "src/pkg/mod.py"]
     assert result.outcome == "Found 2 files matching **/*.py"
+
+
+async def test_glob_search_skips_named_pipes(ws: Workspace) -> None:
+    os.mkfifo(ws.root / "src" / "events.py")
+    result = ok(await GlobSearchTool(ws).call({"pattern": "**/*.py"}))
+    assert result.output.splitlines() == ["src/app.py"]
 
 
 async def test_glob_search_refuses_escaping_patterns(ws: Workspace) -> None:

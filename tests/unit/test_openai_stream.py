@@ -87,6 +87,29 @@ def test_new_id_at_a_used_index_opens_a_new_call() -> None:
     ]
 
 
+def test_an_id_repeated_at_a_new_index_is_a_second_call_with_its_own_id() -> None:
+    events = run(
+        call(0, id="c1", function={"name": "f", "arguments": '{"a"'}),
+        call(1, id="c1", function={"name": "g", "arguments": '{"b"'}),
+        call(0, function={"arguments": ": 1}"}),
+        call(1, id="c1", function={"arguments": ": 2}"}),
+        chunk(finish_reason="tool_calls"),
+    )
+    assert [e for e in events if isinstance(e, ToolCallBegin)] == [
+        ToolCallBegin(0, "c1", "f"),
+        ToolCallBegin(1, "c1_2", "g"),
+    ]
+    args: dict[str, str] = {}
+    for event in events:
+        if isinstance(event, ToolCallArgs):
+            args[event.call_id] = args.get(event.call_id, "") + event.delta
+    assert args == {"c1": '{"a": 1}', "c1_2": '{"b": 2}'}
+    assert [e for e in events if isinstance(e, ToolCallEnd)] == [
+        ToolCallEnd("c1"),
+        ToolCallEnd("c1_2"),
+    ]
+
+
 def test_delta_without_index_continues_the_last_call() -> None:
     events = run(
         call(None, id="c1", function={"name": "f", "arguments": "{"}),

@@ -271,6 +271,77 @@ async def test_a_tool_that_raises_settles_as_error_and_the_turn_continues() -> N
     assert "disk on fire" in tool_message["content"]
 
 
+async def test_a_tool_past_the_call_timeout_settles_as_error_and_the_turn_goes_on() -> None:
+    cancelled = asyncio.Event()
+
+    async def stuck(args: dict[str, Any]) -> ToolResult:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return ToolResult("unreachable")
+
+    provider = ScriptedProvider(
+        [*call("c1", "stuck", {"pattern": "x"}), end("tool_use")],
+        [TextChunk("That search hung; trying something else."), end()],
+    )
+    run = make_run(provider, [FakeTool("stuck", run=stuck)], tool_timeout=0.05)
+    events = await collect(run)
+    result = settled(events, "c1")
+    assert result.state == "error"
+    assert result.error == (
+        "Timed out after 0.05 s; raise tool_timeout_s in intent_ui.yaml to allow longer calls"
+    )
+    assert cancelled.is_set()
+    assert events[-1] == TurnDone(events[-1].seq, "end_turn")
+    assert provider.requests[1].messages[-1]["is_error"] is True
+
+
+async def test_a_timeout_error_raised_by_the_tool_is_its_own_failure() -> None:
+    async def refused(args: dict[str, Any]) -> ToolResult:
+        raise TimeoutError("upstream took too long")
+
+    provider = ScriptedProvider([*call("c1", "remote", {"pattern": "x"}), end("tool_use")])
+    events = await collect(make_run(provider, [FakeTool("remote", run=refused)]))
+    assert settled(events, "c1").error == (
+        "Tool 'remote' failed: TimeoutError: upstream took too long"
+    )
+
+
+async def test_a_repeated_call_id_in_a_later_round_gets_its_own_card_and_arguments() -> None:
+    grep = FakeTool("grep_search")
+    provider = ScriptedProvider(
+        [*call("call_0", "grep_search", {"pattern": "first"}), end("tool_use")],
+        [*call("call_0", "grep_search", {"pattern": "second"}), end("tool_use")],
+    )
+    events = await collect(make_run(provider, [grep]))
+    started = [e.call_id for e in of(events, CallStarted)]
+    assert started == ["call_0", "call_0_2"]
+    assert grep.seen == [{"pattern": "first"}, {"pattern": "second"}]
+    assert settled(events, "call_0_2").state == "settled"
+    second_round = provider.requests[2].messages
+    assert [m["tool_call_id"] for m in second_round if m["role"] == "tool"] == [
+        "call_0",
+        "call_0_2",
+    ]
+
+
+async def test_a_repeated_call_id_in_one_response_never_merges_arguments() -> None:
+    grep = FakeTool("grep_search")
+    provider = ScriptedProvider(
+        [
+            *call("c1", "grep_search", {"pattern": "first"}),
+            *call("c1", "grep_search", {"pattern": "second"}),
+            end("tool_use"),
+        ],
+    )
+    events = await collect(make_run(provider, [grep]))
+    completed = {e.call_id: json.loads(e.arguments) for e in of(events, ArgsComplete)}
+    assert completed == {"c1": {"pattern": "first"}, "c1_2": {"pattern": "second"}}
+    assert grep.seen == [{"pattern": "first"}, {"pattern": "second"}]
+
+
 async def test_an_unknown_tool_gets_a_card_and_an_error_result() -> None:
     provider = ScriptedProvider([*call("c1", "nope", {"pattern": "x"}), end("tool_use")])
     events = await collect(make_run(provider, [FakeTool("grep_search")]))

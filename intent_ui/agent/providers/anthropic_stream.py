@@ -21,6 +21,7 @@ from intent_ui.agent.providers.base import (
     ToolCallBegin,
     ToolCallEnd,
     UsageReport,
+    unique_call_id,
 )
 from intent_ui.agent.providers.errors import ProviderStreamError
 
@@ -131,6 +132,10 @@ class MessagesAccumulator:
             call_id, name = block.get("id"), block.get("name")
             if not isinstance(call_id, str) or not call_id:
                 call_id = f"toolu_{index}"
+            # A repeated id would merge two calls downstream: the later block is renamed.
+            call_id = unique_call_id(
+                call_id, {b.call_id for i, b in self._blocks.items() if i != index}
+            )
             if not isinstance(name, str) or not name:
                 raise self._error(f"tool_use block {index} has no name")
             initial = block.get("input")

@@ -7,7 +7,7 @@ exception tree in `errors.py`; the run loop turns them into turn events.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Container
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -71,6 +71,18 @@ class StreamEnd:
     `max_tokens`, `stop_sequence`, or the provider's raw value otherwise."""
 
     stop_reason: str
+
+
+def unique_call_id(call_id: str, taken: Container[str]) -> str:
+    """`call_id`, or `call_id_2`, `call_id_3`, ... when a call already has it.
+
+    A model (or a server) may repeat a tool-call id; each call still needs its own id,
+    or the second call's arguments would be appended to the first's.
+    """
+    unique, n = call_id, 2
+    while unique in taken:
+        unique, n = f"{call_id}_{n}", n + 1
+    return unique
 
 
 ProviderEvent = TextChunk | ToolCallBegin | ToolCallArgs | ToolCallEnd | UsageReport | StreamEnd

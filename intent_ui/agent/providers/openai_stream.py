@@ -15,6 +15,8 @@ Wire facts it relies on (OpenAI and compatible servers):
   fragments only;
 - some servers (Ollama, some vLLM) reuse `index` 0 for parallel calls: a delta with a
   new `id` at an index already in use opens a new call;
+- an `id` repeated at a new index is a second call, renamed `{id}_2` so the two never
+  share arguments;
 - `finish_reason` ends the choice; with `stream_options.include_usage` a last chunk
   with `choices: []` carries `usage`.
 """
@@ -33,6 +35,7 @@ from intent_ui.agent.providers.base import (
     ToolCallBegin,
     ToolCallEnd,
     UsageReport,
+    unique_call_id,
 )
 from intent_ui.agent.providers.errors import ProviderStreamError
 
@@ -50,6 +53,7 @@ class _Call:
     ordinal: int
     wire_index: int | None
     call_id: str
+    wire_id: str | None = None
     name: str = ""
     begun: bool = False
     ended: bool = False
@@ -170,7 +174,7 @@ class ChatCompletionsAccumulator:
         else:
             # No index at all: a new id opens a call, anything else continues the last.
             call = self._calls[-1] if self._calls else None
-        if call is None or (call_id is not None and call_id != call.call_id):
+        if call is None or (call_id is not None and call_id != call.wire_id):
             call = self._open(wire_index, call_id)
 
         events: list[ProviderEvent] = []
@@ -191,14 +195,12 @@ class ChatCompletionsAccumulator:
                 call.pending_args.append(arguments)
         return events
 
-    def _open(self, wire_index: int | None, call_id: str | None) -> _Call:
+    def _open(self, wire_index: int | None, wire_id: str | None) -> _Call:
         ordinal = len(self._calls)
-        if call_id is None:
-            taken = {call.call_id for call in self._calls}
-            call_id, n = f"call_{ordinal}", 1
-            while call_id in taken:
-                call_id, n = f"call_{ordinal}_{n}", n + 1
-        call = _Call(ordinal=ordinal, wire_index=wire_index, call_id=call_id)
+        taken = {call.call_id for call in self._calls}
+        # An id the server repeats at a new index is a second call: it gets its own id.
+        call_id = unique_call_id(wire_id or f"call_{ordinal}", taken)
+        call = _Call(ordinal=ordinal, wire_index=wire_index, call_id=call_id, wire_id=wire_id)
         self._calls.append(call)
         if wire_index is not None:
             self._by_index[wire_index] = call

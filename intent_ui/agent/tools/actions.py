@@ -14,6 +14,10 @@ Parameters come from the operation's path, query and header parameters plus the 
 of a JSON request body (a non-object body becomes one `body` argument). Local `$ref`s are
 inlined; cycles end in an open schema. Calls never raise: HTTP errors and network failures
 come back as error results naming the method, URL and status.
+
+Neither the import nor an action's calls may reach loopback, link-local or private
+addresses unless the configuration allows it (`allow_private_networks`, see `netguard`),
+and bodies are read with their cap enforced while streaming, never whole first.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import httpx
 import yaml
 
 from intent_ui.agent.tools.base import ToolKind, ToolResult
+from intent_ui.agent.tools.netguard import guarded_client, read_capped
 from intent_ui.core.capabilities.intent import strip_intent
 from intent_ui.core.capabilities.selection import (
     ACTION_DELIMITER,
@@ -392,15 +397,32 @@ def _operation(
     return ActionOperation(operation_id, method, path, description, parameters, bindings)
 
 
-async def fetch_openapi(url: str, *, client: httpx.AsyncClient | None = None) -> ActionSpec:
-    """Download and parse a document from an http(s) URL. Raises `OpenApiError`."""
+async def fetch_openapi(
+    url: str,
+    *,
+    client: httpx.AsyncClient | None = None,
+    allow_private_networks: bool = False,
+) -> ActionSpec:
+    """Download and parse a document from an http(s) URL. Raises `OpenApiError`.
+
+    Without `client`, private addresses are refused unless `allow_private_networks`.
+    """
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise OpenApiError(f"'{url}' is not an http(s) URL; give the document's full address")
     owned = client is None
-    client = client or httpx.AsyncClient(timeout=ACTION_TIMEOUT_S, follow_redirects=True)
+    if client is None:
+        client = guarded_client(
+            allow_private_networks=allow_private_networks, timeout=ACTION_TIMEOUT_S
+        )
     try:
-        response = await client.get(url.strip())
+        async with client.stream("GET", url.strip()) as response:
+            if response.status_code >= 400:
+                raise OpenApiError(
+                    f"{url}: the server answered HTTP {response.status_code}; check the address"
+                )
+            body, more = await read_capped(response, MAX_DOCUMENT_BYTES)
+            final_url = str(response.url)
     except httpx.HTTPError as exc:
         raise OpenApiError(
             f"{url}: could not download the document ({type(exc).__name__}: {exc}); check "
@@ -409,11 +431,12 @@ async def fetch_openapi(url: str, *, client: httpx.AsyncClient | None = None) ->
     finally:
         if owned:
             await client.aclose()
-    if response.status_code >= 400:
+    if more:
         raise OpenApiError(
-            f"{url}: the server answered HTTP {response.status_code}; check the address"
+            f"{url}: the document is larger than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB "
+            "(download stopped there); import a smaller OpenAPI file"
         )
-    return parse_openapi(response.content, source=url, base_url=str(response.url))
+    return parse_openapi(body, source=url, base_url=final_url)
 
 
 # --- the tool ----------------------------------------------------------------------------
@@ -431,10 +454,12 @@ class ActionTool:
         operation: ActionOperation,
         *,
         client: httpx.AsyncClient | None = None,
+        allow_private_networks: bool = False,
     ) -> None:
         self.spec = spec
         self.operation = operation
         self._client = client
+        self._allow_private_networks = allow_private_networks
 
     @property
     def name(self) -> str:
@@ -504,16 +529,23 @@ class ActionTool:
         if isinstance(request, str):
             return ToolResult(f"{self.name}: {request}", is_error=True)
         where = f"{request.method} {request.url}"
-        client = self._client or httpx.AsyncClient(timeout=ACTION_TIMEOUT_S)
+        client = self._client or guarded_client(
+            allow_private_networks=self._allow_private_networks, timeout=ACTION_TIMEOUT_S
+        )
         try:
-            response = await client.send(request)
+            response = await client.send(request, stream=True)
+            try:
+                # UTF-8 takes at most 4 bytes a character: this holds every character shown.
+                body, more = await read_capped(response, 4 * MAX_ACTION_OUTPUT_CHARS)
+            finally:
+                await response.aclose()
         except httpx.HTTPError as exc:
             return ToolResult(f"{where} failed: {type(exc).__name__}: {exc}", is_error=True)
         finally:
             if self._client is None:
                 await client.aclose()
-        text = response.text
-        if len(text) > MAX_ACTION_OUTPUT_CHARS:
+        text = body.decode(response.encoding or "utf-8", errors="replace")
+        if more or len(text) > MAX_ACTION_OUTPUT_CHARS:
             text = text[:MAX_ACTION_OUTPUT_CHARS] + f"\n… (cut at {MAX_ACTION_OUTPUT_CHARS} chars)"
         if response.status_code >= 400:
             reason = response.reason_phrase or ""
@@ -525,16 +557,23 @@ class ActionTool:
 
 
 def build_action_tools(
-    spec: ActionSpec, *, client: httpx.AsyncClient | None = None
+    spec: ActionSpec,
+    *,
+    client: httpx.AsyncClient | None = None,
+    allow_private_networks: bool = False,
 ) -> list[ActionTool]:
     """One tool per operation of an imported document."""
-    return [ActionTool(spec, operation, client=client) for operation in spec.operations]
+    return [
+        ActionTool(spec, operation, client=client, allow_private_networks=allow_private_networks)
+        for operation in spec.operations
+    ]
 
 
 def load_action_tools(
     documents: Iterable[tuple[str, Mapping[str, Any]]],
     *,
     client: httpx.AsyncClient | None = None,
+    allow_private_networks: bool = False,
 ) -> tuple[list[ActionTool], list[str]]:
     """Tools from stored documents (`(source, document)` pairs), and one problem per bad one.
 
@@ -550,7 +589,9 @@ def load_action_tools(
             logger.warning("Skipping stored action document: %s", exc)
             problems.append(str(exc))
             continue
-        tools.extend(build_action_tools(spec, client=client))
+        tools.extend(
+            build_action_tools(spec, client=client, allow_private_networks=allow_private_networks)
+        )
     return tools, problems
 
 

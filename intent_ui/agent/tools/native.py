@@ -6,25 +6,32 @@ body validates its (already intent-stripped) arguments with a pydantic model, do
 file I/O in a worker thread, and returns a `ToolResult` whose `output` is what the model
 reads and whose `outcome` is set only where the tool knows something the intent could
 not (`Read 120 lines of src/app.py`). Failures come back as error results, never raised.
+
+No call can stall the process: file work runs on an abandonable worker thread
+(`run_in_worker`), only regular files are ever opened (a named pipe or a device would block
+a read for ever), and `grep_search` uses RE2, whose matching time is linear in the text, so
+no pattern can backtrack for ever while holding the GIL.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-
-import asyncio
 import fnmatch
 import functools
 import logging
 import os
 import re
+import stat
+import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+import re2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from intent_ui.agent.tools.base import ToolKind, ToolResult
+from intent_ui.agent.tools.worker import run_in_worker
 from intent_ui.agent.tools.workspace import OutsideWorkspaceError, Workspace
 from intent_ui.core.capabilities.intent import strip_intent, with_intent
 
@@ -48,6 +55,9 @@ MAX_OUTPUT_BYTES = 256 * 1024
 MAX_SEARCH_FILE_BYTES = 1024 * 1024
 """grep_search skips files larger than this (generated bundles, data dumps)."""
 MAX_READ_FILE_BYTES = 20 * 1024 * 1024
+"""read_file and edit_file refuse larger files (both hold the whole file in memory)."""
+SEARCH_TIME_BUDGET_S = 30.0
+"""grep_search stops walking after this long and returns what it found so far."""
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 """Besides every dot-folder (.git, .venv, .web, ...), folders search never enters."""
 _LABEL_TEXT_CHARS = 40
@@ -177,6 +187,52 @@ def is_binary(sample: bytes) -> bool:
     return b"\x00" in sample
 
 
+_SPECIAL_FILES = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _special_kind(mode: int) -> str | None:
+    """What a non-regular file is ("a named pipe (FIFO)"), or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _SPECIAL_FILES if test(mode)), "not a regular file")
+
+
+def read_regular(path: Path, shown: str, *, limit: int, tool: str, hint: str) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes, else a `ToolError` saying why.
+
+    Opened without blocking and checked on the open descriptor, so a named pipe or a
+    device (even one swapped in after a check) is refused instead of blocking for ever.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise ToolError(f"File '{shown}' does not exist") from None
+    except OSError as exc:
+        raise ToolError(f"'{shown}' cannot be opened: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"'{shown}' is a directory; use list_directory to see its entries")
+        kind = _special_kind(info.st_mode)
+        if kind is not None:
+            raise ToolError(f"'{shown}' is {kind}, not a regular file; {tool} only opens files")
+        if info.st_size > limit:
+            raise ToolError(
+                f"'{shown}' is {human_size(info.st_size)}, too large for {tool} (limit "
+                f"{human_size(limit)}); {hint}"
+            )
+        # Read at most one byte past the limit: a file growing meanwhile is still bounded.
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise ToolError(f"'{shown}' grew past {human_size(limit)} while {tool} read it")
+    return data
+
+
 def _walk_files(top: Path) -> Iterator[Path]:
     """Files under `top`, skipping dot-folders and `SKIPPED_DIRS`, in a stable order."""
     for folder, dirs, files in os.walk(top):
@@ -207,24 +263,22 @@ class ReadFileTool(WorkspaceTool):
     Arguments = ReadFileArgs
 
     async def run(self, args: ReadFileArgs) -> ToolResult:
-        return await asyncio.to_thread(self._read, args)
+        return await run_in_worker(self._read, args)
 
     def _read(self, args: ReadFileArgs) -> ToolResult:
         path = self.workspace.resolve(args.path)
         shown = self.workspace.display(path)
-        if path.is_dir():
-            raise ToolError(f"'{shown}' is a directory; use list_directory to see its entries")
-        if not path.is_file():
-            raise ToolError(f"File '{shown}' does not exist")
-        size = path.stat().st_size
-        if size > MAX_READ_FILE_BYTES:
-            raise ToolError(
-                f"'{shown}' is {human_size(size)}, too large to read (limit "
-                f"{human_size(MAX_READ_FILE_BYTES)}); use grep_search to find the relevant part"
-            )
-        data = path.read_bytes()
+        data = read_regular(
+            path,
+            shown,
+            limit=MAX_READ_FILE_BYTES,
+            tool=self.name,
+            hint="use grep_search to find the relevant part",
+        )
         if is_binary(data[:8192]):
-            raise ToolError(f"'{shown}' is a binary file ({human_size(size)}); it cannot be read")
+            raise ToolError(
+                f"'{shown}' is a binary file ({human_size(len(data))}); it cannot be read"
+            )
         lines = data.decode("utf-8", errors="replace").splitlines()
         start = args.offset - 1
         window = lines[start : start + args.limit]
@@ -271,7 +325,7 @@ class WriteFileTool(WorkspaceTool):
     Arguments = WriteFileArgs
 
     async def run(self, args: WriteFileArgs) -> ToolResult:
-        return await asyncio.to_thread(self._write, args)
+        return await run_in_worker(self._write, args)
 
     def _write(self, args: WriteFileArgs) -> ToolResult:
         path = self.workspace.resolve(args.path)
@@ -279,6 +333,11 @@ class WriteFileTool(WorkspaceTool):
         if path.is_dir():
             raise ToolError(f"'{shown}' is a directory; give a file path")
         existed = path.exists()
+        kind = _special_kind(path.stat().st_mode) if existed else None
+        if kind is not None:
+            raise ToolError(
+                f"'{shown}' is {kind}, not a regular file; write_file only writes files"
+            )
         path.parent.mkdir(parents=True, exist_ok=True)
         data = args.content.encode("utf-8")
         path.write_bytes(data)
@@ -309,18 +368,24 @@ class EditFileTool(WorkspaceTool):
     Arguments = EditFileArgs
 
     async def run(self, args: EditFileArgs) -> ToolResult:
-        return await asyncio.to_thread(self._edit, args)
+        return await run_in_worker(self._edit, args)
 
     def _edit(self, args: EditFileArgs) -> ToolResult:
         path = self.workspace.resolve(args.path)
         shown = self.workspace.display(path)
-        if not path.is_file():
+        if not path.exists():
             raise ToolError(f"File '{shown}' does not exist; use write_file to create it")
         if not args.old_string:
             raise ToolError("old_string is empty; give the exact text to replace")
         if args.old_string == args.new_string:
             raise ToolError("old_string and new_string are identical; nothing to change")
-        data = path.read_bytes()
+        data = read_regular(
+            path,
+            shown,
+            limit=MAX_READ_FILE_BYTES,
+            tool=self.name,
+            hint="it is held in memory whole to be edited; split it into smaller files",
+        )
         if is_binary(data[:8192]):
             raise ToolError(f"'{shown}' is a binary file; it cannot be edited")
         # Decoded without newline translation, so a CRLF file stays CRLF.
@@ -345,44 +410,97 @@ class EditFileTool(WorkspaceTool):
 
 
 class GrepSearchArgs(Args):
-    pattern: str = Field(description="Regular expression (Python syntax) to search for.")
+    pattern: str = Field(
+        description="Regular expression (RE2 syntax: no backreferences or lookaround)."
+    )
     path: str = Field(default=".", description="Folder or file to search, workspace-relative.")
     glob: str | None = Field(default=None, description="Only files matching this glob, e.g. *.py")
     case_sensitive: bool = False
     max_results: int = Field(default=200, ge=1, le=2000)
 
 
+_RE2_UNSUPPORTED = (
+    (
+        "invalid escape sequence: \\",
+        "backreferences such as \\1 are not supported; search for the repeated text itself",
+    ),
+    (
+        "invalid perl operator: (?=",
+        "lookahead (?=...) is not supported; search for the text itself",
+    ),
+    (
+        "invalid perl operator: (?!",
+        "negative lookahead (?!...) is not supported; search for the text itself",
+    ),
+    (
+        "invalid perl operator: (?<=",
+        "lookbehind (?<=...) is not supported; search for the text itself",
+    ),
+    (
+        "invalid perl operator: (?<!",
+        "negative lookbehind (?<!...) is not supported; search for the text itself",
+    ),
+)
+
+
+def compile_search_pattern(pattern: str, *, case_sensitive: bool) -> Any:
+    """`pattern` compiled by RE2 (linear-time matching), or a `ToolError` naming the problem.
+
+    RE2 has no backtracking, so the features that need it (backreferences, lookaround)
+    are refused with a message saying what to write instead.
+    """
+    options = re2.Options()
+    options.case_sensitive = case_sensitive
+    options.log_errors = False
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else str(exc)
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", errors="replace")
+        reason = next(
+            (why for prefix, why in _RE2_UNSUPPORTED if str(detail).startswith(prefix)), None
+        )
+        if reason is not None:
+            raise ToolError(
+                f"pattern {pattern!r} cannot be used: {reason} (grep_search uses RE2, "
+                "a linear-time engine, so no pattern can run for ever)"
+            ) from None
+        raise ToolError(
+            f"pattern {pattern!r} is not a valid regular expression: {detail}"
+        ) from None
+
+
 class GrepSearchTool(WorkspaceTool):
     name = "grep_search"
     description = (
-        "Search file contents in the workspace with a regular expression. Returns "
-        "path:line: text for each match. Skips binary files and dot-folders like .git."
+        "Search file contents in the workspace with a regular expression (RE2 syntax). "
+        "Returns path:line: text for each match. Skips binary files and dot-folders like .git."
     )
     Arguments = GrepSearchArgs
 
     async def run(self, args: GrepSearchArgs) -> ToolResult:
-        return await asyncio.to_thread(self._grep, args)
+        return await run_in_worker(self._grep, args)
 
     def _grep(self, args: GrepSearchArgs) -> ToolResult:
-        try:
-            regex = re.compile(args.pattern, 0 if args.case_sensitive else re.IGNORECASE)
-        except re.error as exc:
-            raise ToolError(
-                f"pattern {args.pattern!r} is not a valid regular expression: {exc}"
-            ) from None
+        regex = compile_search_pattern(args.pattern, case_sensitive=args.case_sensitive)
         top = self.workspace.resolve(args.path)
         if not top.exists():
             raise ToolError(f"'{self.workspace.display(top)}' does not exist")
         files = [top] if top.is_file() else _walk_files(top)
+        deadline = time.monotonic() + SEARCH_TIME_BUDGET_S
         hits: list[str] = []
-        truncated = False
+        truncated = out_of_time = False
         for file in files:
+            if time.monotonic() > deadline:
+                out_of_time = True
+                break
             shown = self.workspace.display(file)
             if args.glob and not (
                 fnmatch.fnmatch(file.name, args.glob) or fnmatch.fnmatch(shown, args.glob)
             ):
                 continue
-            for number, line in self._matching_lines(file, regex):
+            for number, line in self._matching_lines(file, shown, regex):
                 if len(hits) >= args.max_results:
                     truncated = True
                     break
@@ -391,24 +509,31 @@ class GrepSearchTool(WorkspaceTool):
             if truncated:
                 break
         label = short(args.pattern)
+        stopped = (
+            f"\n[search stopped after {SEARCH_TIME_BUDGET_S:g} s; narrow the path or glob]"
+            if out_of_time
+            else ""
+        )
         if not hits:
-            return ToolResult(f"No matches for {args.pattern!r}", outcome=f"No matches for {label}")
-        text = "\n".join(hits)
+            return ToolResult(
+                f"No matches for {args.pattern!r}{stopped}", outcome=f"No matches for {label}"
+            )
+        text = "\n".join(hits) + stopped
         if truncated:
             text += f"\n[stopped at {args.max_results} matches; narrow the pattern or path]"
-        count = f"{len(hits)}+" if truncated else str(len(hits))
+        count = f"{len(hits)}+" if truncated or out_of_time else str(len(hits))
         noun = "match" if count == "1" else "matches"
         return ToolResult(cap_output(text), outcome=f"Found {count} {noun} for {label}")
 
-    def _matching_lines(self, file: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
+    def _matching_lines(self, file: Path, shown: str, regex: Any) -> Iterator[tuple[int, str]]:
         try:
             if file.is_symlink() and not self.workspace.contains(file.resolve()):
                 return
-            if file.stat().st_size > MAX_SEARCH_FILE_BYTES:
-                return
-            data = file.read_bytes()
-        except OSError:
-            return
+            data = read_regular(
+                file, shown, limit=MAX_SEARCH_FILE_BYTES, tool=self.name, hint="skipped"
+            )
+        except (OSError, ToolError):
+            return  # unreadable, too large, or not a regular file (a pipe would block)
         if is_binary(data[:8192]):
             return
         for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
@@ -464,7 +589,7 @@ class GlobSearchTool(WorkspaceTool):
     Arguments = GlobSearchArgs
 
     async def run(self, args: GlobSearchArgs) -> ToolResult:
-        return await asyncio.to_thread(self._glob, args)
+        return await run_in_worker(self._glob, args)
 
     def _glob(self, args: GlobSearchArgs) -> ToolResult:
         pattern = args.pattern.strip().removeprefix("./")
@@ -479,8 +604,10 @@ class GlobSearchTool(WorkspaceTool):
         for folder, dirs, files in os.walk(self.workspace.root):
             dirs[:] = sorted(d for d in dirs if not _is_skipped_part(d) or d in named)
             for name in files:
-                rel = (Path(folder) / name).relative_to(self.workspace.root).as_posix()
-                if regex.fullmatch(rel):
+                file = Path(folder) / name
+                rel = file.relative_to(self.workspace.root).as_posix()
+                # Pipes, devices and sockets are no files to work on: a read would block.
+                if regex.fullmatch(rel) and file.is_file():
                     found.append(rel)
         found.sort()
         label = short(pattern)
@@ -512,7 +639,7 @@ class ListDirectoryTool(WorkspaceTool):
     Arguments = ListDirectoryArgs
 
     async def run(self, args: ListDirectoryArgs) -> ToolResult:
-        return await asyncio.to_thread(self._list, args)
+        return await run_in_worker(self._list, args)
 
     def _list(self, args: ListDirectoryArgs) -> ToolResult:
         folder = self.workspace.resolve(args.path)
