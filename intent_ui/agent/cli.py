@@ -36,6 +36,7 @@ from intent_ui.core.events import (
     TurnEvent,
 )
 from intent_ui.core.labels import sanitize_label
+from intent_ui.core.text import scrub_surrogates
 from intent_ui.core.turn import TurnView
 
 __all__ = ["event_record", "main"]
@@ -87,6 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stdout)
         return EXIT_OK
+    if args.command == "run":
+        # An argument that is not valid UTF-8 arrives with lone surrogates (Python's
+        # surrogateescape); the request body could not carry them.
+        args.message = scrub_surrogates(args.message)
     try:
         return asyncio.run(_run_command(args))
     except KeyboardInterrupt:

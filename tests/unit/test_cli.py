@@ -159,3 +159,34 @@ def test_no_arguments_prints_usage(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert "usage:" in done.stdout
     assert "run" in done.stdout
+
+
+def openai_config(tmp_path: Path, workspace: Path, base_url: str) -> Path:
+    file = tmp_path / "openai.yaml"
+    file.write_text(
+        f"endpoints:\n  - kind: openai\n    base_url: {base_url}\n"
+        f"    api_key: x\n    models: [m]\nworkspace: {workspace}\n"
+    )
+    return file
+
+
+@pytest.mark.parametrize("json_output", [False, True], ids=["plain", "json"])
+def test_a_lone_surrogate_in_the_reply_prints_everything_as_a_replacement_character(
+    tmp_path: Path, workspace: Path, json_output: bool
+) -> None:
+    from tests.support.sse_server import ReplayServer, Script
+
+    # JSON escapes for lone surrogates, as a provider may send them.
+    delta = '{"choices": [{"index": 0, "delta": {"content": "before \\ud800 after"}}]}'
+    finish = '{"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}'
+    events = [f"data: {delta}\n\n", f"data: {finish}\n\n", "data: [DONE]\n\n"]
+    with ReplayServer([Script.sse(events)]) as server:
+        file = openai_config(tmp_path, workspace, f"{server.base_url}/v1")
+        flags = ["--json"] if json_output else []
+        done = run_cli("run", "hi", *flags, "--config", str(file), cwd=tmp_path)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    if json_output:
+        assert records(done.stdout)[-1]["reply"] == "before \ufffd after"
+    else:
+        assert done.stdout.strip() == "before \ufffd after"

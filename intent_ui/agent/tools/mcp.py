@@ -42,6 +42,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from intent_ui.agent.tools.base import ToolKind, ToolResult
 from intent_ui.agent.tools.native import cap_output
 from intent_ui.config import McpServerConfig
+from intent_ui.core.text import scrub_surrogates
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -425,7 +426,9 @@ def _to_tool_result(result: types.CallToolResult) -> ToolResult:
             parts.append(f"[resource link: {block.uri}]")
     if not parts and result.structuredContent is not None:
         parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
-    return ToolResult(cap_output("\n".join(parts)), is_error=bool(result.isError))
+    # A server's decoded JSON may hold lone surrogates: replaced as the result enters.
+    output = scrub_surrogates("\n".join(parts))
+    return ToolResult(cap_output(output), is_error=bool(result.isError))
 
 
 class McpTool:
