@@ -36,7 +36,7 @@ from intent_ui.core.events import (
     TurnEvent,
 )
 from intent_ui.core.labels import sanitize_label
-from intent_ui.core.text import scrub_surrogates
+from intent_ui.core.text import scrub_surrogates, terminal_text
 from intent_ui.core.turn import TurnView
 
 __all__ = ["event_record", "main"]
@@ -124,7 +124,7 @@ async def _run_command(args: argparse.Namespace) -> int:
     try:
         await runtime.start()
         for server, why in runtime.mcp_failures.items():
-            print(f"intent_ui: MCP server '{server}' is unavailable: {why}", file=sys.stderr)
+            _fail(f"MCP server '{server}' is unavailable: {why}")
         stop = asyncio.Event()
         run = runtime.start_turn(
             user_message=args.message, endpoint=endpoint.name, model=args.model, stop=stop
@@ -144,12 +144,12 @@ def _exit_code(view: TurnView) -> int:
         _fail("stopped")
         return EXIT_INTERRUPTED
     if view.error:
-        print(f"intent_ui: {view.error}", file=sys.stderr)
+        _fail(view.error)
     return EXIT_OK
 
 
 def _fail(message: str) -> None:
-    print(f"intent_ui: {' '.join(message.split())}", file=sys.stderr)
+    print(f"intent_ui: {terminal_text(message, multiline=False)}", file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -249,8 +249,19 @@ class _Renderer(ABC):
 class _JsonRenderer(_Renderer):
     def show(self, event: TurnEvent) -> None:
         record = event_record(self.view, event, self.lang)
-        self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.out.write(_json_line(record))
         self.out.flush()
+
+
+# JSON escapes C0 controls but not the C1 ones (0x80-0x9f, e.g. the 8-bit CSI), which
+# some terminals obey: they are escaped too, so the line is terminal-safe and still the
+# very same JSON value.
+_C1 = re.compile("[\x7f-\x9f]")
+
+
+def _json_line(record: dict[str, Any]) -> str:
+    line = json.dumps(record, ensure_ascii=False)
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", line) + "\n"
 
 
 # --- terminal ---------------------------------------------------------------------------
@@ -259,8 +270,6 @@ _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _ICONS = {"settled": "✓", "error": "✗", "cancelled": "⊘"}
 _COLOURS = {"settled": "32", "error": "31", "cancelled": "33"}
 # Only our own styling reaches the terminal; model text is sanitised before it is shown.
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 class _PlainRenderer(_Renderer):
@@ -352,7 +361,7 @@ class _LiveRenderer(_Renderer):
 
 
 def _write_reply(view: TurnView, out: TextIO, after_cards: bool) -> None:
-    reply = _CONTROL.sub("", _ANSI.sub("", view.text)).strip()
+    reply = terminal_text(view.text).strip()
     if reply:
         out.write(("\n" if after_cards else "") + reply + "\n")
     out.flush()

@@ -190,3 +190,40 @@ def test_a_lone_surrogate_in_the_reply_prints_everything_as_a_replacement_charac
         assert records(done.stdout)[-1]["reply"] == "before \ufffd after"
     else:
         assert done.stdout.strip() == "before \ufffd after"
+
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b[31m"
+
+
+def test_escape_sequences_in_a_reply_never_reach_the_terminal(
+    tmp_path: Path, workspace: Path
+) -> None:
+    from tests.support.sse_server import ReplayServer, Script
+    from tests.support.wire import openai_chunks
+
+    events = openai_chunks(text=f"{HOSTILE}Found it.\x9b0m\nSecond line", finish_reason="stop")
+    with ReplayServer([Script.sse(events)]) as server:
+        file = openai_config(tmp_path, workspace, f"{server.base_url}/v1")
+        done = run_cli("run", "hi", "--config", str(file), cwd=tmp_path)
+        server.enqueue(Script.sse(events))
+        as_json = run_cli("run", "hi", "--json", "--config", str(file), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Found it.\nSecond line\n"
+    # JSON keeps the reply faithful, every control character escaped.
+    assert records(as_json.stdout)[-1]["reply"].startswith(f"{HOSTILE}Found it.\x9b0m")
+    assert not any(char in as_json.stdout for char in "\x1b\x07\x9b")
+
+
+def test_escape_sequences_in_a_provider_error_never_reach_the_terminal(
+    tmp_path: Path, workspace: Path
+) -> None:
+    from tests.support.sse_server import ReplayServer, Script
+
+    body = {"error": {"message": f"{HOSTILE}bad model\x07 name"}}
+    with ReplayServer([Script.json(400, body)]) as server:
+        file = openai_config(tmp_path, workspace, f"{server.base_url}/v1")
+        done = run_cli("run", "hi", "--json", "--config", str(file), cwd=tmp_path)
+    assert done.returncode == 1
+    assert "bad model name" in done.stderr
+    for stream in (done.stdout, done.stderr):
+        assert not any(char in stream for char in "\x1b\x07\x9b")

@@ -42,7 +42,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from intent_ui.agent.tools.base import ToolKind, ToolResult
 from intent_ui.agent.tools.native import cap_output
 from intent_ui.config import McpServerConfig
-from intent_ui.core.text import scrub_surrogates
+from intent_ui.core.text import scrub_surrogates, terminal_text
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -339,10 +339,9 @@ class _ServerWorker:
                 return self._timed_out(tool)
             if exc.error.code == types.CONNECTION_CLOSED or not self.alive():
                 return self._died(tool, exc)
-            logger.warning("MCP server %r rejected %s: %s", self.name, tool, exc.error.message)
-            return ToolResult(
-                f"MCP server '{self.name}' rejected {tool}: {exc.error.message}", is_error=True
-            )
+            said = terminal_text(exc.error.message, multiline=False)
+            logger.warning("MCP server %r rejected %s: %s", self.name, tool, said)
+            return ToolResult(f"MCP server '{self.name}' rejected {tool}: {said}", is_error=True)
         except TimeoutError:
             return self._timed_out(tool)
         except Exception as exc:
@@ -397,7 +396,9 @@ class _ServerWorker:
         else:
             reason = str(exc) or type(exc).__name__
         tail = self._stderr_tail()
-        return f"{reason} (stderr: {tail})" if tail else reason
+        # The server's own words (its error text, its stderr) reach logs, the terminal and
+        # the browser: escape sequences are removed here, where they are read.
+        return terminal_text(f"{reason} (stderr: {tail})" if tail else reason, multiline=False)
 
     def _stderr_tail(self) -> str:
         if self._errlog is None or self._errlog.closed:
@@ -406,7 +407,8 @@ class _ServerWorker:
         size = os.fstat(fd).st_size
         start = max(0, size - 4096)
         text = os.pread(fd, size - start, start).decode("utf-8", errors="replace")
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        lines = [terminal_text(line, multiline=False) for line in text.splitlines()]
+        lines = [line for line in lines if line]
         tail = " | ".join(lines[-3:])
         return tail[-_STDERR_TAIL_CHARS:]
 
