@@ -8,18 +8,26 @@ same database keeps its own `alembic_version` table untouched.
 
 SQLite (the default) gets `check_same_thread=False` (flushes run in worker threads), WAL
 (readers never block the streaming writer), a busy timeout and enforced foreign keys.
+
+Several processes may open one fresh database at once (the app's workers, a CLI run next
+to the app): the migration runs under a cross-process lock, so the second one waits and
+then finds the schema at head instead of racing to create the same tables. For a SQLite
+file that is an exclusive `flock` on `<file>.migrate-lock` next to it (left in place:
+removing it would reopen the race); for PostgreSQL a transaction-scoped advisory lock.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy import Engine, create_engine, event, make_url, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
@@ -48,6 +56,15 @@ and a database written next to the code restarts the dev backend mid-turn."""
 VERSION_TABLE = "intent_ui_alembic_version"
 MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
 SQLITE_BUSY_TIMEOUT_MS = 5000
+MIGRATION_LOCK_SUFFIX = ".migrate-lock"
+# An arbitrary constant naming the advisory lock; any other user of the database would
+# have to pick this very number to collide with it.
+_PG_MIGRATION_LOCK_KEY = 0x1A7E7_0001
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; concurrent first starts are not serialised there
+    fcntl = None  # type: ignore[assignment]
 
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
@@ -94,7 +111,12 @@ def init_db(url: str | None = None) -> Engine:
             return engine
         engine = _create_engine(parsed)
         try:
-            with engine.begin() as connection:
+            with _migration_lock(parsed), engine.begin() as connection:
+                if connection.dialect.name == "postgresql":
+                    connection.execute(
+                        text("SELECT pg_advisory_xact_lock(:key)"),
+                        {"key": _PG_MIGRATION_LOCK_KEY},
+                    )
                 command.upgrade(migration_config(connection), "head")
         except Exception as exc:
             engine.dispose()
@@ -130,6 +152,26 @@ def migration_config(connection: Any | None = None) -> Config:
     if connection is not None:
         config.attributes["connection"] = connection
     return config
+
+
+@contextlib.contextmanager
+def _migration_lock(url: URL) -> Iterator[None]:
+    """Hold an exclusive lock shared by every process migrating this SQLite file."""
+    database = url.database or ""
+    if (
+        fcntl is None
+        or url.get_backend_name() != "sqlite"
+        or _is_memory(url)
+        or database.startswith("file:")
+    ):
+        yield
+        return
+    with open(database + MIGRATION_LOCK_SUFFIX, "a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _parse(url: str) -> URL:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -153,3 +155,33 @@ def test_a_bare_postgresql_url_uses_the_installed_psycopg_driver() -> None:
     assert _parse("postgresql://u:p@db/x").drivername == "postgresql+psycopg"
     assert _parse("postgres://u:p@db/x").drivername == "postgresql+psycopg"
     assert _parse("postgresql+psycopg://u:p@db/x").drivername == "postgresql+psycopg"
+
+
+def _open_at_once(url: str, barrier: Any, results: Any) -> None:
+    barrier.wait()
+    try:
+        init_db(url)
+        results.put("ok")
+    except Exception as exc:  # reported to the test, which shows it
+        results.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_processes_opening_a_fresh_file_at_once_all_get_a_migrated_database(
+    tmp_path: Path,
+) -> None:
+    context = multiprocessing.get_context("spawn")
+    processes = 3
+    for attempt in range(4):
+        url = f"sqlite:///{tmp_path / f'race{attempt}.db'}"
+        barrier, results = context.Barrier(processes), context.Queue()
+        workers = [
+            context.Process(target=_open_at_once, args=(url, barrier, results))
+            for _ in range(processes)
+        ]
+        for worker in workers:
+            worker.start()
+        outcomes = [results.get(timeout=60) for _ in workers]
+        for worker in workers:
+            worker.join(timeout=60)
+        assert outcomes == ["ok"] * processes
+        assert inspect(init_db(url)).has_table(VERSION_TABLE)
