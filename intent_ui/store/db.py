@@ -14,6 +14,12 @@ to the app): the migration runs under a cross-process lock, so the second one wa
 then finds the schema at head instead of racing to create the same tables. For a SQLite
 file that is an exclusive `flock` on `<file>.migrate-lock` next to it (left in place:
 removing it would reopen the race); for PostgreSQL a transaction-scoped advisory lock.
+
+`store_errors(action)` is the store's one boundary for database failures: every query
+module wraps its public functions in it, so a locked or unreachable database surfaces as
+a `StoreError` saying what could not be done and how to fix it. SQLAlchemy's own message
+echoes the SQL statement and its parameters (the user's text); the `StoreError` carries
+the driver's first line only and drops the chained original, so no log repeats it.
 """
 
 from __future__ import annotations
@@ -29,7 +35,13 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, make_url, text
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    IntegrityError,
+    NoSuchModuleError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session
 
@@ -46,6 +58,7 @@ __all__ = [
     "init_db",
     "migration_config",
     "open_session",
+    "store_errors",
 ]
 
 DB_URL_ENV = "DB_URL"
@@ -127,6 +140,42 @@ def init_db(url: str | None = None) -> Engine:
             ) from exc
         _engines[key] = engine
         return engine
+
+
+@contextlib.contextmanager
+def store_errors(action: str) -> Iterator[None]:
+    """Turn a database failure inside the block into a `StoreError` about `action`.
+
+    Also a decorator (`@store_errors("save the agent")`). `action` completes "Could not
+    ...". The message never carries the SQL or its parameters, and the SQLAlchemy error
+    is not chained (a logged traceback would print both).
+    """
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        raise _store_error(action, exc) from None
+
+
+def _store_error(action: str, exc: SQLAlchemyError) -> StoreError:
+    orig = getattr(exc, "orig", None)
+    # Only the driver's own first line: SQLAlchemy's str() appends the statement and its
+    # parameters, and a PostgreSQL DETAIL line may quote a stored value.
+    lines = str(orig).strip().splitlines() if orig is not None else []
+    said = lines[0][:200] if lines else type(exc).__name__
+    if isinstance(exc, OperationalError) and ("locked" in said or "busy" in said):
+        return StoreError(
+            f"Could not {action}: the database is locked by another connection ({said}). "
+            "Retry in a moment; if it stays locked, close the other program using the "
+            "database."
+        )
+    if isinstance(exc, OperationalError):
+        return StoreError(
+            f"Could not {action}: the database failed ({said}). Check that it is reachable, "
+            "writable and not full, then retry."
+        )
+    if isinstance(exc, IntegrityError):
+        return StoreError(f"Could not {action}: it conflicts with the stored data ({said}).")
+    return StoreError(f"Could not {action}: the database refused it ({said}).")
 
 
 def dispose_engines() -> None:
