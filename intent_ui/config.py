@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -105,6 +106,25 @@ class EndpointConfig(_Section):
         if kind == "demo" and not out.get("models"):
             out["models"] = ["demo"]
         return out
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_base_url(cls, url: str | None) -> str | None:
+        # Checked at start, so a typo is a configuration error naming the key rather than
+        # a connection error on the first message.
+        if url is None or _ENV_REF.search(url):
+            return url  # an unset ${VAR} is reported on its own
+        try:
+            parts = urlsplit(url)
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in url
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"{url!r} is not an http:// or https:// URL with a host; write the full "
+                "address, e.g. https://api.openai.com/v1 or http://localhost:11434/v1"
+            )
+        return url
 
     @field_validator("models")
     @classmethod
