@@ -6,8 +6,8 @@ settled, failed or was cancelled); piped, one plain line per change. The reply f
 With `--json` every event is one JSON object per line (flushed), with the card's resolved
 label and its group's header, so scripts and tests see exactly what a user would.
 
-Exit codes: 0 success, 1 the provider failed, 2 bad configuration or arguments,
-130 interrupted.
+The exit codes are listed in `EXIT_CODES` (and shown by `run --help`): a turn that did
+not end normally never exits 0.
 """
 
 from __future__ import annotations
@@ -45,7 +45,15 @@ PROG = "python -m intent_ui"
 EXIT_OK = 0
 EXIT_PROVIDER = 1
 EXIT_CONFIG = 2
+EXIT_CUT_OFF = 3
 EXIT_INTERRUPTED = 130
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "the turn ended normally",
+    EXIT_PROVIDER: "the turn ended with an error (the provider failed, or the run did)",
+    EXIT_CONFIG: "bad configuration or arguments",
+    EXIT_CUT_OFF: "the turn was cut short: the model hit max_tokens, or the max_rounds limit",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
 
 _EVENT_TYPES: dict[type, str] = {
     CallStarted: "call_started",
@@ -68,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         help="run one agent turn in the terminal",
         description="Run one agent turn and show its tool calls live.",
+        epilog="exit codes:\n"
+        + "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("message", help="what to ask the agent")
     run.add_argument("--config", metavar="FILE", help="configuration file (intent_ui.yaml)")
@@ -143,6 +154,9 @@ def _exit_code(view: TurnView) -> int:
     if view.stop_reason == "cancelled":
         _fail("stopped")
         return EXIT_INTERRUPTED
+    if view.stop_reason in ("max_tokens", "max_rounds"):
+        _fail(f"the turn was cut short: {view.error or view.stop_reason}")
+        return EXIT_CUT_OFF
     if view.error:
         _fail(view.error)
     return EXIT_OK

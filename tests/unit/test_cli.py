@@ -227,3 +227,24 @@ def test_escape_sequences_in_a_provider_error_never_reach_the_terminal(
     assert "bad model name" in done.stderr
     for stream in (done.stdout, done.stderr):
         assert not any(char in stream for char in "\x1b\x07\x9b")
+
+
+def test_a_reply_cut_off_by_max_tokens_exits_3_and_says_so(tmp_path: Path, workspace: Path) -> None:
+    from tests.support.sse_server import ReplayServer, Script
+    from tests.support.wire import openai_chunks
+
+    events = openai_chunks(text="The answer is", finish_reason="length")
+    with ReplayServer([Script.sse(events)]) as server:
+        file = openai_config(tmp_path, workspace, f"{server.base_url}/v1")
+        done = run_cli("run", "hi", "--config", str(file), cwd=tmp_path)
+    assert done.returncode == 3
+    assert done.stdout.strip() == "The answer is"  # what arrived is still shown
+    assert "max_tokens" in done.stderr
+
+
+def test_the_help_documents_the_exit_codes(tmp_path: Path) -> None:
+    done = run_cli("run", "--help", cwd=tmp_path)
+    assert done.returncode == 0
+    for line in ("0 ", "1 ", "2 ", "3 ", "130 "):
+        assert line in done.stdout
+    assert "max_tokens" in done.stdout
