@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from intent_ui.core.capture import (
     CONTEXT_ARG,
     CONTEXT_DESCRIPTION,
+    INTENT_CAPTURE_LIMIT,
     CallRecord,
     CapturedIntent,
     Coverage,
@@ -21,6 +22,7 @@ from intent_ui.core.capture import (
     clamp_intent,
     coverage,
     is_widget_invoked,
+    redact_intent,
     strip_pii,
 )
 
@@ -442,3 +444,12 @@ def test_inferred_intent_does_not_count_as_covered() -> None:
 def test_coverage_skips_malformed_records() -> None:
     events: list[Any] = [CallRecord("required", True), {"mode": "required"}, None]
     assert coverage(events).required_calls == 1
+
+
+def test_redact_intent_strips_pii_clamps_and_trims() -> None:
+    text = "  Calling (415) 555-2671 for 123-45-6789 " + "y" * 1000
+    redacted = redact_intent(text)
+    assert redacted.startswith("Calling [phone] for [ssn] yyy")
+    assert len(redacted) == INTENT_CAPTURE_LIMIT
+    assert redact_intent("   ") == ""
+    assert redact_intent(None) == ""  # type: ignore[arg-type]

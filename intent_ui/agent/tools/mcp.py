@@ -42,6 +42,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from intent_ui.agent.tools.base import ToolKind, ToolResult
 from intent_ui.agent.tools.native import cap_output
 from intent_ui.config import McpServerConfig
+from intent_ui.core.capture import redact_intent
 from intent_ui.core.text import scrub_surrogates, terminal_text
 
 __all__ = [
@@ -54,6 +55,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+# A log line that quotes a server's words (its errors, its stderr, which often echoes the
+# arguments it was called with) is a copy leaving the conversation: it goes through
+# `redact_intent`. The tool result the conversation keeps quotes them unchanged.
 
 DEFAULT_CONNECT_TIMEOUT = 20.0
 """Seconds a server gets to start, initialize and list its tools."""
@@ -286,7 +290,9 @@ class _ServerWorker:
             if not ready.done():
                 ready.set_exception(McpUnavailableError(self.name, reason))
             elif not self._closed:
-                logger.warning("MCP server %r closed with an error: %s", self.name, reason)
+                logger.warning(
+                    "MCP server %r closed with an error: %s", self.name, redact_intent(reason)
+                )
         finally:
             self._conn = None
             if not ready.done():
@@ -325,7 +331,7 @@ class _ServerWorker:
         try:
             session = await self.ensure()
         except McpUnavailableError as exc:
-            logger.warning("%s (call to %s skipped)", exc, tool)
+            logger.warning("%s (call to %s skipped)", redact_intent(str(exc)), tool)
             return ToolResult(str(exc), is_error=True)
         try:
             # The session's own read timeout answers first; the outer bound covers a write
@@ -340,7 +346,9 @@ class _ServerWorker:
             if exc.error.code == types.CONNECTION_CLOSED or not self.alive():
                 return self._died(tool, exc)
             said = terminal_text(exc.error.message, multiline=False)
-            logger.warning("MCP server %r rejected %s: %s", self.name, tool, said)
+            logger.warning(
+                "MCP server %r rejected %s: %s", self.name, tool, redact_intent(said)
+            )
             return ToolResult(f"MCP server '{self.name}' rejected {tool}: {said}", is_error=True)
         except TimeoutError:
             return self._timed_out(tool)
@@ -369,7 +377,9 @@ class _ServerWorker:
     def _died(self, tool: str, exc: BaseException) -> ToolResult:
         self._gone = True  # the next call starts the server again
         reason = self._explain(exc)
-        logger.warning("MCP server %r exited during %s: %s", self.name, tool, reason)
+        logger.warning(
+            "MCP server %r exited during %s: %s", self.name, tool, redact_intent(reason)
+        )
         return ToolResult(f"MCP server '{self.name}' exited during {tool}: {reason}", is_error=True)
 
     # reasons -------------------------------------------------------------------------------
@@ -512,7 +522,7 @@ class McpManager:
         )
         for worker, result in zip(self._workers.values(), results, strict=True):
             if isinstance(result, McpUnavailableError):
-                logger.warning("%s; its tools are not offered", result)
+                logger.warning("%s; its tools are not offered", redact_intent(str(result)))
             elif isinstance(result, BaseException):
                 worker.failure = f"{type(result).__name__}: {result}"
                 logger.error("MCP server %r failed to start", worker.name, exc_info=result)
