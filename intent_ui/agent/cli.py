@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import io
 import json
 import re
 import shutil
@@ -94,6 +95,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line entry point; returns the exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal whose encoding cannot show a character gets a `?` for it, not a
+        # traceback that loses the rest of the turn.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -248,3 +248,15 @@ def test_the_help_documents_the_exit_codes(tmp_path: Path) -> None:
     for line in ("0 ", "1 ", "2 ", "3 ", "130 "):
         assert line in done.stdout
     assert "max_tokens" in done.stdout
+
+
+def test_a_terminal_that_cannot_show_unicode_still_gets_the_whole_turn(
+    tmp_path: Path, config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONIOENCODING", "ascii")
+    done = run_cli("run", MESSAGE, "--config", str(config), cwd=tmp_path)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "  ? Found 4 matches for OAuth" in lines  # the ✓ it cannot encode is replaced
+    assert lines[-1].startswith("I found 4 matches for OAuth")
