@@ -63,22 +63,31 @@ def scrub_surrogates(text: str) -> str:
 def scrub_decoded(value: Any) -> Any:
     """A decoded JSON value with lone surrogates replaced in every string, keys included.
 
-    Returns the very same object when there is nothing to replace, so the common case
-    allocates nothing. Non-JSON leaves (numbers, None, other objects) pass unchanged.
+    Returns the very same object when there is nothing to replace (the common case, one
+    read-only walk), so a stream chunk costs no copy. Non-JSON leaves (numbers, None,
+    other objects) pass unchanged.
     """
+    if not _has_surrogate(value):
+        return value
     if isinstance(value, str):
-        return scrub_surrogates(value)
+        return LONE_SURROGATE.sub(REPLACEMENT, value)
     if isinstance(value, dict):
-        items = [(scrub_decoded(k), scrub_decoded(v)) for k, v in value.items()]
-        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
-            return value
-        return dict(items)
-    if isinstance(value, list | tuple):
-        scrubbed = [scrub_decoded(item) for item in value]
-        if all(new is old for new, old in zip(scrubbed, value, strict=True)):
-            return value
-        return type(value)(scrubbed)
-    return value
+        return {scrub_decoded(k): scrub_decoded(v) for k, v in value.items()}
+    return type(value)(scrub_decoded(item) for item in value)
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return LONE_SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _has_surrogate(key) or _has_surrogate(item):
+                return True
+    elif isinstance(value, list | tuple):
+        for item in value:
+            if _has_surrogate(item):
+                return True
+    return False
 
 
 def terminal_text(text: object, *, multiline: bool = True) -> str:
