@@ -19,7 +19,8 @@ from intent_ui.agent.providers.anthropic import messages_body
 from intent_ui.agent.providers.anthropic_stream import MessagesAccumulator
 from intent_ui.agent.providers.base import ChatRequest, ProviderEvent, TextChunk, ToolCallArgs
 from intent_ui.agent.providers.openai_stream import ChatCompletionsAccumulator
-from intent_ui.agent.tools.mcp import _to_tool_result
+from intent_ui.agent.tools.mcp import McpTool, _ServerWorker, _to_tool_result
+from intent_ui.config import McpServerConfig
 from intent_ui.core.events import ArgsComplete
 from tests.unit.test_run_loop import FakeTool, ScriptedProvider, call, collect, end, make_run, of
 
@@ -105,3 +106,16 @@ def test_an_mcp_tool_result_with_a_lone_surrogate_is_clean_text() -> None:
     content: list[Any] = [types.TextContent(type="text", text=LONE)]
     result = _to_tool_result(types.CallToolResult(content=content))
     assert result.output == CLEAN
+
+
+def test_an_mcp_tool_definition_with_lone_surrogates_can_be_sent_to_a_provider() -> None:
+    spec = types.Tool(
+        name="search",
+        description=f"Search {LONE}",
+        inputSchema={"type": "object", "properties": {"q": {"description": LONE}}},
+    )
+    config = McpServerConfig(command="unused")
+    worker = _ServerWorker("github", config, connect_timeout=1, call_timeout=1)
+    definition = McpTool(spec, worker).definition
+    assert definition["description"] == f"Search {CLEAN}"
+    json.dumps(definition, ensure_ascii=False).encode("utf-8")  # what httpx sends

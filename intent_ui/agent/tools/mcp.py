@@ -43,7 +43,7 @@ from intent_ui.agent.tools.base import ToolKind, ToolResult
 from intent_ui.agent.tools.native import cap_output
 from intent_ui.config import McpServerConfig
 from intent_ui.core.capture import redact_intent
-from intent_ui.core.text import scrub_surrogates, terminal_text
+from intent_ui.core.text import scrub_decoded, scrub_surrogates, terminal_text
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -470,11 +470,15 @@ class McpTool:
 
     @property
     def definition(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self._spec.description or "",
-            "parameters": dict(self._spec.inputSchema),
-        }
+        # The server's decoded JSON may hold lone surrogates, which no request body can
+        # carry: replaced as the definition enters the run.
+        return scrub_decoded(
+            {
+                "name": self.name,
+                "description": self._spec.description or "",
+                "parameters": dict(self._spec.inputSchema),
+            }
+        )
 
     async def call(self, args: dict[str, Any]) -> ToolResult:
         return await self._worker.call(self.name, args)
