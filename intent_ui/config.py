@@ -363,6 +363,10 @@ def _normalise(
             endpoints = []
     if "endpoints" not in data or endpoints is None:
         endpoints = _env_endpoints(env)
+        # A bad URL from the environment is reported under the variable that set it.
+        for i, ep in enumerate(endpoints):
+            if ep["kind"] in _ENV_PREFIXES and env.get(f"{_ENV_PREFIXES[ep['kind']]}_BASE_URL"):
+                aliases[("endpoints", i, "base_url")] = f"{_ENV_PREFIXES[ep['kind']]}_BASE_URL"
     if isinstance(endpoints, list):
         endpoints = [dict(e) if isinstance(e, dict) else e for e in endpoints]
         if not any(isinstance(e, dict) and e.get("kind") == "demo" for e in endpoints):
@@ -428,9 +432,12 @@ def _endpoints_as_list(mapping: dict[Any, Any]) -> tuple[list[Any], Aliases]:
     return items, aliases
 
 
+_ENV_PREFIXES = {"openai": "OPENAI", "anthropic": "ANTHROPIC"}
+
+
 def _env_endpoints(env: Mapping[str, str]) -> list[dict[str, Any]]:
     endpoints: list[dict[str, Any]] = [{"kind": "demo"}]
-    for kind, prefix in (("openai", "OPENAI"), ("anthropic", "ANTHROPIC")):
+    for kind, prefix in _ENV_PREFIXES.items():
         key = env.get(f"{prefix}_API_KEY")
         if not key:
             continue

@@ -401,3 +401,9 @@ def test_a_base_url_that_is_not_an_http_url_names_the_key_and_the_fix(
     assert "endpoints[0].base_url" in message
     assert repr(base_url) in message
     assert "http://" in message and "https://" in message  # how to fix it
+
+
+def test_a_bad_base_url_from_the_environment_names_the_variable() -> None:
+    env = {"OPENAI_API_KEY": "sk-x", "OPENAI_BASE_URL": "localhost:11434/v1"}
+    message = error_of(None, env=env)
+    assert "OPENAI_BASE_URL: 'localhost:11434/v1' is not an http:// or https:// URL" in message
