@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -108,6 +109,25 @@ class EndpointConfig(_Section):
         if kind == "demo" and not out.get("models"):
             out["models"] = ["demo"]
         return out
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_base_url(cls, url: str | None) -> str | None:
+        # Checked at start, so a typo is a configuration error naming the key rather than
+        # a connection error on the first message.
+        if url is None or _ENV_REF.search(url):
+            return url  # an unset ${VAR} is reported on its own
+        try:
+            parts = urlsplit(url)
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in url
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"{url!r} is not an http:// or https:// URL with a host; write the full "
+                "address, e.g. https://api.openai.com/v1 or http://localhost:11434/v1"
+            )
+        return url
 
     @field_validator("models")
     @classmethod
@@ -358,6 +378,10 @@ def _normalise(
             endpoints = []
     if "endpoints" not in data or endpoints is None:
         endpoints = _env_endpoints(env)
+        # A bad URL from the environment is reported under the variable that set it.
+        for i, ep in enumerate(endpoints):
+            if ep["kind"] in _ENV_PREFIXES and env.get(f"{_ENV_PREFIXES[ep['kind']]}_BASE_URL"):
+                aliases[("endpoints", i, "base_url")] = f"{_ENV_PREFIXES[ep['kind']]}_BASE_URL"
     if isinstance(endpoints, list):
         endpoints = [dict(e) if isinstance(e, dict) else e for e in endpoints]
         if not any(isinstance(e, dict) and e.get("kind") == "demo" for e in endpoints):
@@ -423,9 +447,12 @@ def _endpoints_as_list(mapping: dict[Any, Any]) -> tuple[list[Any], Aliases]:
     return items, aliases
 
 
+_ENV_PREFIXES = {"openai": "OPENAI", "anthropic": "ANTHROPIC"}
+
+
 def _env_endpoints(env: Mapping[str, str]) -> list[dict[str, Any]]:
     endpoints: list[dict[str, Any]] = [{"kind": "demo"}]
-    for kind, prefix in (("openai", "OPENAI"), ("anthropic", "ANTHROPIC")):
+    for kind, prefix in _ENV_PREFIXES.items():
         key = env.get(f"{prefix}_API_KEY")
         if not key:
             continue

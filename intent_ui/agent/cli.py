@@ -6,8 +6,8 @@ settled, failed or was cancelled); piped, one plain line per change. The reply f
 With `--json` every event is one JSON object per line (flushed), with the card's resolved
 label and its group's header, so scripts and tests see exactly what a user would.
 
-Exit codes: 0 success, 1 the provider failed, 2 bad configuration or arguments,
-130 interrupted.
+The exit codes are listed in `EXIT_CODES` (and shown by `run --help`): a turn that did
+not end normally never exits 0.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import io
 import json
 import re
 import shutil
@@ -36,6 +37,7 @@ from intent_ui.core.events import (
     TurnEvent,
 )
 from intent_ui.core.labels import GROUP_HEADER_MIN_CALLS, sanitize_label
+from intent_ui.core.text import scrub_surrogates, terminal_text
 from intent_ui.core.turn import TurnView
 
 __all__ = ["event_record", "main"]
@@ -44,7 +46,15 @@ PROG = "python -m intent_ui"
 EXIT_OK = 0
 EXIT_PROVIDER = 1
 EXIT_CONFIG = 2
+EXIT_CUT_OFF = 3
 EXIT_INTERRUPTED = 130
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "the turn ended normally",
+    EXIT_PROVIDER: "the turn ended with an error (the provider failed, or the run did)",
+    EXIT_CONFIG: "bad configuration or arguments",
+    EXIT_CUT_OFF: "the turn was cut short: the model hit max_tokens, or the max_rounds limit",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
 
 _EVENT_TYPES: dict[type, str] = {
     CallStarted: "call_started",
@@ -67,6 +77,9 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         help="run one agent turn in the terminal",
         description="Run one agent turn and show its tool calls live.",
+        epilog="exit codes:\n"
+        + "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("message", help="what to ask the agent")
     run.add_argument("--config", metavar="FILE", help="configuration file (intent_ui.yaml)")
@@ -82,11 +95,20 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line entry point; returns the exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal whose encoding cannot show a character gets a `?` for it, not a
+        # traceback that loses the rest of the turn.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stdout)
         return EXIT_OK
+    if args.command == "run":
+        # An argument that is not valid UTF-8 arrives with lone surrogates (Python's
+        # surrogateescape); the request body could not carry them.
+        args.message = scrub_surrogates(args.message)
     try:
         return asyncio.run(_run_command(args))
     except KeyboardInterrupt:
@@ -119,7 +141,7 @@ async def _run_command(args: argparse.Namespace) -> int:
     try:
         await runtime.start()
         for server, why in runtime.mcp_failures.items():
-            print(f"intent_ui: MCP server '{server}' is unavailable: {why}", file=sys.stderr)
+            _fail(f"MCP server '{server}' is unavailable: {why}")
         stop = asyncio.Event()
         run = runtime.start_turn(
             user_message=args.message, endpoint=endpoint.name, model=args.model, stop=stop
@@ -138,13 +160,16 @@ def _exit_code(view: TurnView) -> int:
     if view.stop_reason == "cancelled":
         _fail("stopped")
         return EXIT_INTERRUPTED
+    if view.stop_reason in ("max_tokens", "max_rounds"):
+        _fail(f"the turn was cut short: {view.error or view.stop_reason}")
+        return EXIT_CUT_OFF
     if view.error:
-        print(f"intent_ui: {view.error}", file=sys.stderr)
+        _fail(view.error)
     return EXIT_OK
 
 
 def _fail(message: str) -> None:
-    print(f"intent_ui: {' '.join(message.split())}", file=sys.stderr)
+    print(f"intent_ui: {terminal_text(message, multiline=False)}", file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -244,8 +269,19 @@ class _Renderer(ABC):
 class _JsonRenderer(_Renderer):
     def show(self, event: TurnEvent) -> None:
         record = event_record(self.view, event, self.lang)
-        self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.out.write(_json_line(record))
         self.out.flush()
+
+
+# JSON escapes C0 controls but not the C1 ones (0x80-0x9f, e.g. the 8-bit CSI), which
+# some terminals obey: they are escaped too, so the line is terminal-safe and still the
+# very same JSON value.
+_C1 = re.compile("[\x7f-\x9f]")
+
+
+def _json_line(record: dict[str, Any]) -> str:
+    line = json.dumps(record, ensure_ascii=False)
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", line) + "\n"
 
 
 # --- terminal ---------------------------------------------------------------------------
@@ -254,8 +290,6 @@ _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _ICONS = {"settled": "✓", "error": "✗", "cancelled": "⊘"}
 _COLOURS = {"settled": "32", "error": "31", "cancelled": "33"}
 # Only our own styling reaches the terminal; model text is sanitised before it is shown.
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 class _PlainRenderer(_Renderer):
@@ -347,7 +381,7 @@ class _LiveRenderer(_Renderer):
 
 
 def _write_reply(view: TurnView, out: TextIO, after_cards: bool) -> None:
-    reply = _CONTROL.sub("", _ANSI.sub("", view.text)).strip()
+    reply = terminal_text(view.text).strip()
     if reply:
         out.write(("\n" if after_cards else "") + reply + "\n")
     out.flush()

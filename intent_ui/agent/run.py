@@ -89,6 +89,7 @@ from intent_ui.core.events import (
     TurnEvent,
 )
 from intent_ui.core.labels import GROUP_HEADER_MIN_CALLS
+from intent_ui.core.text import scrub_decoded
 
 __all__ = [
     "BACKGROUND_TIMEOUT_ERROR",
@@ -735,7 +736,8 @@ def _parse_args(name: str, text: str) -> tuple[dict[str, Any] | None, str | None
     if not text.strip():
         return {}, None  # a tool without parameters may get no argument text at all
     try:
-        value = json.loads(text)
+        # The model's JSON escapes may decode to lone surrogates: replaced here, once.
+        value = scrub_decoded(json.loads(text))
     except json.JSONDecodeError as exc:
         return None, (
             f"Invalid arguments for '{name}': not valid JSON ({exc.msg} at line {exc.lineno} "

@@ -11,7 +11,10 @@ schemas never see it. Pure functions only: no I/O, no logging, no clock.
 - `capture_context` reads and removes it; a call without it never fails. On required-mode
   tools an optional `fallback` may infer an intent; on optional-mode tools it is not
   invoked, because context-less calls there are presumptively a widget's own traffic.
-- Every captured text goes through `strip_pii` and then `clamp_intent` (500 characters).
+- Every captured text goes through `redact_intent`: `strip_pii`, then `clamp_intent`
+  (500 characters). So does every other copy of an intent that leaves its conversation
+  (the anchor ledger, and any analytics, trace or log sink): the conversation itself
+  stays its owner's faithful record.
 
 `strip_pii` is a backstop for four obvious identifier shapes (email addresses, Luhn-valid
 card numbers, US Social Security numbers, US-format phone numbers). It is **not** a
@@ -43,6 +46,7 @@ __all__ = [
     "coverage",
     "coverage_by_tool",
     "is_widget_invoked",
+    "redact_intent",
     "strip_pii",
 ]
 
@@ -314,11 +318,21 @@ class CapturedIntent:
 _RAW_SCAN_LIMIT = 64 * INTENT_CAPTURE_LIMIT
 
 
-def _clean(text: object) -> str | None:
+def redact_intent(text: str) -> str:
+    """The copy of an intent that may leave its conversation: PII-stripped and clamped.
+
+    Trims, replaces the `strip_pii` shapes, caps at `INTENT_CAPTURE_LIMIT` characters
+    (never splitting a character sequence). Blank or non-string input gives "". Never
+    raises. The one function every outbound copy (capture, the anchor ledger, analytics,
+    traces, logs) goes through.
+    """
     if not isinstance(text, str) or not text.strip():
-        return None
-    cleaned = clamp_intent(strip_pii(text.strip()[:_RAW_SCAN_LIMIT])).strip()
-    return cleaned or None
+        return ""
+    return clamp_intent(strip_pii(text.strip()[:_RAW_SCAN_LIMIT])).strip()
+
+
+def _clean(text: object) -> str | None:
+    return redact_intent(text) or None if isinstance(text, str) else None
 
 
 def capture_context(

@@ -32,6 +32,7 @@ import bleach
 from intent_ui.core.capabilities.intent import apply_outcome
 from intent_ui.core.events import CallState
 from intent_ui.core.locale import DEFAULT_LANGUAGE, translate
+from intent_ui.core.text import INVISIBLE, scrub_surrogates
 
 __all__ = [
     "ASK_QUESTION_TOOL_NAMES",
@@ -322,11 +323,9 @@ ELLIPSIS = "…"
 DEFAULT_LABEL_LIMIT = 120
 
 # C0/C1 controls (newlines and tabs included) and the Unicode line/paragraph separators
-# become spaces; bidi overrides and isolates, marks and the BOM are removed outright
-# because they can reorder or hide the surrounding chrome ("Trojan source").
+# become spaces; bidi overrides and isolates, marks and the BOM (`INVISIBLE`) are removed
+# outright because they can reorder or hide the surrounding chrome ("Trojan source").
 _BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-_INVISIBLE = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _SPACES = re.compile(" {2,}")
 
 
@@ -384,8 +383,8 @@ def _plain_text(text: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    text = _LONE_SURROGATE.sub("\ufffd", text)
-    text = _INVISIBLE.sub("", text)
+    text = scrub_surrogates(text)
+    text = INVISIBLE.sub("", text)
     text = _BREAKING.sub(" ", text)
     return _SPACES.sub(" ", text).strip()
 

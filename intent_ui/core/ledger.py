@@ -5,6 +5,10 @@ intent, in the order their labels settled (`seq`). It survives compaction (feed
 `render_ledger` to a summariser when tool bodies are dropped), names checkpoints, and
 makes intents queryable for analytics. Deriving it is a read of `TurnView`, so it stays
 consistent with what the cards showed.
+
+The ledger is a copy that leaves the conversation (summaries, analytics), so each
+anchor's intent and outcome go through `redact_intent` (PII stripped, clamped) as the
+anchor is derived; the turn it was read from keeps what the model wrote.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from intent_ui.core.capabilities.intent import apply_outcome
+from intent_ui.core.capture import redact_intent
 from intent_ui.core.labels import has_label_text, sanitize_label
 from intent_ui.core.turn import CallRecord, TurnView
 
@@ -33,6 +38,8 @@ _LINE_LIMIT = 200
 @dataclass(frozen=True, slots=True)
 class IntentAnchor:
     """One settled call: what it meant to do and how it ended.
+
+    `intent` and `outcome` are the redacted copies (`redact_intent`), never the raw text.
 
     `outcome` is what the label settled to: the tool's outcome, or the intent with its
     outcome patch applied; for an error, the tool's outcome or the error message; None
@@ -79,14 +86,18 @@ def derive_anchors(
         IntentAnchor(
             tool_call_id=record.call_id,
             tool_name=record.tool,
-            intent=record.intent or "",
-            outcome=_outcome(record),
+            intent=redact_intent(record.intent or ""),
+            outcome=_redacted(_outcome(record)),
             status=_STATUS[record.state],
             ts=_timestamp(times.get(record.call_id)),
             agent_id=agent_id,
         )
         for record in calls
     ]
+
+
+def _redacted(text: str | None) -> str | None:
+    return None if text is None else redact_intent(text)
 
 
 def _outcome(record: CallRecord) -> str | None:

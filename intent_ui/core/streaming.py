@@ -24,7 +24,8 @@ Rules, all pinned by tests:
   input: `\\x` -> `\\ufffdx`, `\\u12G4` -> `\\ufffdG4`, a lone low surrogate -> `\\ufffd`,
   a high surrogate not followed by a low one -> `\\ufffd` plus whatever followed. (Python's
   `json.loads` would keep a lone surrogate, which cannot be encoded as UTF-8 and would
-  break rendering and storage downstream.)
+  break rendering and storage downstream.) A raw lone surrogate in the text, or in an
+  already-parsed intent, becomes U+FFFD too.
 - Raw control characters inside the string (invalid JSON) are kept as they are: sanitising
   is the renderer's job (§9.5), and stored data stays faithful.
 """
@@ -35,6 +36,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
+
+from intent_ui.core.text import scrub_surrogates
 
 __all__ = ["IntentStream", "StreamingIntent", "read_streaming_intent"]
 
@@ -106,6 +109,7 @@ class IntentStream:
         """Consume the next fragment of argument text; return the intent so far."""
         if self._state == _DONE or not isinstance(chunk, str) or not chunk:
             return self._current
+        chunk = scrub_surrogates(chunk)  # a raw lone surrogate, like an escaped one
         out: list[str] = []
         i = 0
         n = len(chunk)
@@ -264,7 +268,7 @@ def read_streaming_intent(args: str | Mapping[str, object] | None) -> StreamingI
         if isinstance(args, Mapping):
             for key, value in args.items():
                 if key == _INTENT_KEY and isinstance(value, str):
-                    return StreamingIntent(value, True)
+                    return StreamingIntent(scrub_surrogates(value), True)
                 return None
     except Exception:
         # A hostile Mapping can raise from items(); a reader of labels must not.

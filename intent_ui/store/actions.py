@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import Engine, Text
 from sqlmodel import Field, Session, SQLModel, select
 
+from intent_ui.store.db import store_errors
 from intent_ui.store.models import decode_json, encode_json, new_id
 
 __all__ = [
@@ -80,6 +81,7 @@ def _decoded(row: ActionDocument) -> StoredAction:
     )
 
 
+@store_errors("save the action document")
 def save_action_document(
     engine: Engine,
     *,
@@ -114,6 +116,7 @@ def save_action_document(
         return _decoded(row)
 
 
+@store_errors("list the action documents")
 def list_action_documents(engine: Engine) -> list[StoredAction]:
     """Every stored document, oldest first."""
     init_action_store(engine)
@@ -122,6 +125,7 @@ def list_action_documents(engine: Engine) -> list[StoredAction]:
         return [_decoded(row) for row in rows]
 
 
+@store_errors("delete the action document")
 def delete_action_document(engine: Engine, document_id: str) -> bool:
     """Remove a stored document; False when there was none with that id."""
     init_action_store(engine)

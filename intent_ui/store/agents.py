@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import Engine, delete, update
 from sqlmodel import col, select
 
-from intent_ui.store.db import open_session
+from intent_ui.store.db import open_session, store_errors
 from intent_ui.store.models import Agent, Clock, Conversation, encode_json
 
 __all__ = [
@@ -66,6 +66,7 @@ def with_tool_option(
     return result
 
 
+@store_errors("create the agent")
 def create_agent(
     engine: Engine,
     *,
@@ -95,11 +96,13 @@ def create_agent(
     return agent
 
 
+@store_errors("read the agent")
 def get_agent(engine: Engine, agent_id: str) -> Agent | None:
     with open_session(engine) as session:
         return session.get(Agent, agent_id)
 
 
+@store_errors("list the agents")
 def list_agents(engine: Engine) -> list[Agent]:
     """Every agent, by name (case-insensitive), then oldest first."""
     with open_session(engine) as session:
@@ -107,6 +110,7 @@ def list_agents(engine: Engine) -> list[Agent]:
     return sorted(agents, key=lambda a: (a.name.casefold(), a.created_at, a.id))
 
 
+@store_errors("update the agent")
 def update_agent(
     engine: Engine,
     agent_id: str,
@@ -139,6 +143,7 @@ def update_agent(
     return _update(engine, agent_id, values, now)
 
 
+@store_errors("duplicate the agent")
 def duplicate_agent(engine: Engine, agent_id: str, *, now: Clock = time.time) -> Agent | None:
     """A new agent copying every setting, named "Copy of X"; None when not found."""
     original = get_agent(engine, agent_id)
@@ -156,6 +161,7 @@ def duplicate_agent(engine: Engine, agent_id: str, *, now: Clock = time.time) ->
     )
 
 
+@store_errors("delete the agent")
 def delete_agent(engine: Engine, agent_id: str) -> bool:
     """Delete an agent; chats that used it fall back to the default agent. False if absent."""
     with engine.begin() as connection:
@@ -166,6 +172,7 @@ def delete_agent(engine: Engine, agent_id: str) -> bool:
     return result.rowcount > 0
 
 
+@store_errors("save the tool option")
 def set_tool_option(
     engine: Engine,
     agent_id: str,
@@ -193,6 +200,7 @@ def set_tool_option(
         return agent
 
 
+@store_errors("save the tool options")
 def set_tool_options_bulk(
     engine: Engine,
     agent_id: str,

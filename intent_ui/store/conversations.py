@@ -20,7 +20,7 @@ from sqlalchemy import Engine, delete, func, update
 from sqlmodel import col, select
 
 from intent_ui.core.turn import CallRecord, TextPart, TurnView
-from intent_ui.store.db import NotFoundError, open_session
+from intent_ui.store.db import NotFoundError, open_session, store_errors
 from intent_ui.store.models import Clock, Conversation, Message, TurnEventRow
 from intent_ui.store.turns import load_events
 
@@ -47,6 +47,7 @@ _CANCELLED_RESULT = "The tool call was cancelled before it finished."
 _FAILED_RESULT = "The tool call failed."
 
 
+@store_errors("create the conversation")
 def create_conversation(
     engine: Engine,
     *,
@@ -72,11 +73,13 @@ def create_conversation(
     return conversation
 
 
+@store_errors("read the conversation")
 def get_conversation(engine: Engine, conversation_id: str) -> Conversation | None:
     with open_session(engine) as session:
         return session.get(Conversation, conversation_id)
 
 
+@store_errors("list the conversations")
 def list_conversations(engine: Engine, *, limit: int | None = None) -> list[Conversation]:
     """Conversations, most recently active first."""
     statement = select(Conversation).order_by(
@@ -88,6 +91,7 @@ def list_conversations(engine: Engine, *, limit: int | None = None) -> list[Conv
         return list(session.exec(statement))
 
 
+@store_errors("rename the conversation")
 def rename_conversation(
     engine: Engine, conversation_id: str, title: str, *, now: Clock = time.time
 ) -> Conversation | None:
@@ -100,6 +104,7 @@ def rename_conversation(
     return update_conversation(engine, conversation_id, title=title, now=now)
 
 
+@store_errors("update the conversation")
 def update_conversation(
     engine: Engine,
     conversation_id: str,
@@ -129,6 +134,7 @@ def update_conversation(
         return conversation
 
 
+@store_errors("delete the conversation")
 def delete_conversation(engine: Engine, conversation_id: str) -> bool:
     """Delete a conversation with its messages and their event logs; False when not found."""
     message_ids = select(Message.id).where(Message.conversation_id == conversation_id)
@@ -145,6 +151,7 @@ def delete_conversation(engine: Engine, conversation_id: str) -> bool:
     return result.rowcount > 0
 
 
+@store_errors("save the message")
 def add_user_message(
     engine: Engine, conversation_id: str, content: str, *, now: Clock = time.time
 ) -> str:
@@ -152,6 +159,7 @@ def add_user_message(
     return _append_message(engine, conversation_id, "user", content, "complete", now)
 
 
+@store_errors("start the reply")
 def start_assistant_message(engine: Engine, conversation_id: str, *, now: Clock = time.time) -> str:
     """Append an empty assistant message with status `streaming`; returns its id.
 
@@ -160,6 +168,7 @@ def start_assistant_message(engine: Engine, conversation_id: str, *, now: Clock 
     return _append_message(engine, conversation_id, "assistant", "", "streaming", now)
 
 
+@store_errors("read the messages")
 def messages(engine: Engine, conversation_id: str) -> list[Message]:
     """The conversation's messages in order, for display (a turn's events: `load_events`)."""
     statement = (
@@ -171,6 +180,7 @@ def messages(engine: Engine, conversation_id: str) -> list[Message]:
         return list(session.exec(statement))
 
 
+@store_errors("read the conversation history")
 def history(engine: Engine, conversation_id: str) -> list[dict[str, Any]]:
     """The conversation as provider messages in the neutral shape of `ChatRequest`."""
     out: list[dict[str, Any]] = []

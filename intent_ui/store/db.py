@@ -8,20 +8,40 @@ same database keeps its own `alembic_version` table untouched.
 
 SQLite (the default) gets `check_same_thread=False` (flushes run in worker threads), WAL
 (readers never block the streaming writer), a busy timeout and enforced foreign keys.
+
+Several processes may open one fresh database at once (the app's workers, a CLI run next
+to the app): the migration runs under a cross-process lock, so the second one waits and
+then finds the schema at head instead of racing to create the same tables. For a SQLite
+file that is an exclusive `flock` on `<file>.migrate-lock` next to it (left in place:
+removing it would reopen the race); for PostgreSQL a transaction-scoped advisory lock.
+
+`store_errors(action)` is the store's one boundary for database failures: every query
+module wraps its public functions in it, so a locked or unreachable database surfaces as
+a `StoreError` saying what could not be done and how to fix it. SQLAlchemy's own message
+echoes the SQL statement and its parameters (the user's text); the `StoreError` carries
+the driver's first line only and drops the chained original, so no log repeats it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy import Engine, create_engine, event, make_url, text
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    IntegrityError,
+    NoSuchModuleError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session
 
@@ -38,6 +58,7 @@ __all__ = [
     "init_db",
     "migration_config",
     "open_session",
+    "store_errors",
 ]
 
 DB_URL_ENV = "DB_URL"
@@ -48,6 +69,15 @@ and a database written next to the code restarts the dev backend mid-turn."""
 VERSION_TABLE = "intent_ui_alembic_version"
 MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
 SQLITE_BUSY_TIMEOUT_MS = 5000
+MIGRATION_LOCK_SUFFIX = ".migrate-lock"
+# An arbitrary constant naming the advisory lock; any other user of the database would
+# have to pick this very number to collide with it.
+_PG_MIGRATION_LOCK_KEY = 0x1A7E7_0001
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; concurrent first starts are not serialised there
+    fcntl = None  # type: ignore[assignment]
 
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
@@ -94,7 +124,12 @@ def init_db(url: str | None = None) -> Engine:
             return engine
         engine = _create_engine(parsed)
         try:
-            with engine.begin() as connection:
+            with _migration_lock(parsed), engine.begin() as connection:
+                if connection.dialect.name == "postgresql":
+                    connection.execute(
+                        text("SELECT pg_advisory_xact_lock(:key)"),
+                        {"key": _PG_MIGRATION_LOCK_KEY},
+                    )
                 command.upgrade(migration_config(connection), "head")
         except Exception as exc:
             engine.dispose()
@@ -105,6 +140,42 @@ def init_db(url: str | None = None) -> Engine:
             ) from exc
         _engines[key] = engine
         return engine
+
+
+@contextlib.contextmanager
+def store_errors(action: str) -> Iterator[None]:
+    """Turn a database failure inside the block into a `StoreError` about `action`.
+
+    Also a decorator (`@store_errors("save the agent")`). `action` completes "Could not
+    ...". The message never carries the SQL or its parameters, and the SQLAlchemy error
+    is not chained (a logged traceback would print both).
+    """
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        raise _store_error(action, exc) from None
+
+
+def _store_error(action: str, exc: SQLAlchemyError) -> StoreError:
+    orig = getattr(exc, "orig", None)
+    # Only the driver's own first line: SQLAlchemy's str() appends the statement and its
+    # parameters, and a PostgreSQL DETAIL line may quote a stored value.
+    lines = str(orig).strip().splitlines() if orig is not None else []
+    said = lines[0][:200] if lines else type(exc).__name__
+    if isinstance(exc, OperationalError) and ("locked" in said or "busy" in said):
+        return StoreError(
+            f"Could not {action}: the database is locked by another connection ({said}). "
+            "Retry in a moment; if it stays locked, close the other program using the "
+            "database."
+        )
+    if isinstance(exc, OperationalError):
+        return StoreError(
+            f"Could not {action}: the database failed ({said}). Check that it is reachable, "
+            "writable and not full, then retry."
+        )
+    if isinstance(exc, IntegrityError):
+        return StoreError(f"Could not {action}: it conflicts with the stored data ({said}).")
+    return StoreError(f"Could not {action}: the database refused it ({said}).")
 
 
 def dispose_engines() -> None:
@@ -130,6 +201,26 @@ def migration_config(connection: Any | None = None) -> Config:
     if connection is not None:
         config.attributes["connection"] = connection
     return config
+
+
+@contextlib.contextmanager
+def _migration_lock(url: URL) -> Iterator[None]:
+    """Hold an exclusive lock shared by every process migrating this SQLite file."""
+    database = url.database or ""
+    if (
+        fcntl is None
+        or url.get_backend_name() != "sqlite"
+        or _is_memory(url)
+        or database.startswith("file:")
+    ):
+        yield
+        return
+    with open(database + MIGRATION_LOCK_SUFFIX, "a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _parse(url: str) -> URL:

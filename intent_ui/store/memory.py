@@ -13,6 +13,7 @@ from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col
 
+from intent_ui.store.db import store_errors
 from intent_ui.store.models import Clock, MemoryEntry
 
 __all__ = ["DbMemoryStore"]
@@ -37,6 +38,7 @@ class DbMemoryStore:
         """Remove the entry; False when there was none."""
         return await asyncio.to_thread(self._delete, key)
 
+    @store_errors("read the memory")
     def _get_all(self) -> dict[str, str]:
         with self._engine.connect() as connection:
             rows = connection.execute(
@@ -44,6 +46,7 @@ class DbMemoryStore:
             ).all()
         return {key: value for key, value in rows}
 
+    @store_errors("save the memory entry")
     def _set(self, key: str, value: str) -> None:
         # Update-else-insert works the same on SQLite and PostgreSQL; a parallel call that
         # inserted the same key first makes the insert fail once, and the retry updates.
@@ -61,6 +64,7 @@ class DbMemoryStore:
                 if attempt:
                     raise
 
+    @store_errors("delete the memory entry")
     def _delete(self, key: str) -> bool:
         with self._engine.begin() as connection:
             result = connection.execute(delete(MemoryEntry).where(col(MemoryEntry.key) == key))

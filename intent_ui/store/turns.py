@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine, insert, select, update
-from sqlalchemy.exc import SQLAlchemyError
 
 from intent_ui.core.events import (
     ArgsDelta,
@@ -41,7 +40,7 @@ from intent_ui.core.events import (
     event_to_record,
 )
 from intent_ui.core.turn import TurnView
-from intent_ui.store.db import StoreError
+from intent_ui.store.db import StoreError, store_errors
 from intent_ui.store.models import Clock, Message, TurnEventRow, decode_json, encode_json
 
 __all__ = [
@@ -182,16 +181,13 @@ class EventLog:
                 self._open.clear()
                 values = [row.values(self._message_id) for row in rows]
             try:
-                gone = self._write(values, summary)
-            except SQLAlchemyError as exc:
+                with store_errors("save the turn (it stays buffered; the next flush retries)"):
+                    gone = self._write(values, summary)
+            except StoreError:
                 with self._lock:
                     self._rows[:0] = rows
                     self._summary = self._summary or summary
-                raise StoreError(
-                    f"Could not save the turn of message {self._message_id!r}: "
-                    f"{type(exc.orig or exc).__name__}. It stays buffered; the next flush "
-                    "retries."
-                ) from exc
+                raise
             if gone:
                 with self._lock:
                     self._gone = True
@@ -217,6 +213,7 @@ class EventLog:
         return False
 
 
+@store_errors("read the turn")
 def load_events(engine: Engine, message_id: str) -> list[TurnEvent]:
     """The turn's events in seq order ([] for an unknown or user message).
 

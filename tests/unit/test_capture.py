@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from intent_ui.core.capture import (
     CONTEXT_ARG,
     CONTEXT_DESCRIPTION,
+    INTENT_CAPTURE_LIMIT,
     CallRecord,
     CapturedIntent,
     Coverage,
@@ -22,6 +23,7 @@ from intent_ui.core.capture import (
     coverage,
     coverage_by_tool,
     is_widget_invoked,
+    redact_intent,
     strip_pii,
 )
 
@@ -500,3 +502,12 @@ def test_coverage_by_tool_groups_and_sorts_by_tool_name() -> None:
     assert list(per_tool) == ["alpha", "zeta"]
     assert per_tool["zeta"].call_coverage == 0.5
     assert (per_tool["alpha"].optional_calls, per_tool["alpha"].optional_share) == (1, 0.0)
+
+
+def test_redact_intent_strips_pii_clamps_and_trims() -> None:
+    text = "  Calling (415) 555-2671 for 123-45-6789 " + "y" * 1000
+    redacted = redact_intent(text)
+    assert redacted.startswith("Calling [phone] for [ssn] yyy")
+    assert len(redacted) == INTENT_CAPTURE_LIMIT
+    assert redact_intent("   ") == ""
+    assert redact_intent(None) == ""  # type: ignore[arg-type]

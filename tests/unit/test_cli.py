@@ -159,3 +159,104 @@ def test_no_arguments_prints_usage(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert "usage:" in done.stdout
     assert "run" in done.stdout
+
+
+def openai_config(tmp_path: Path, workspace: Path, base_url: str) -> Path:
+    file = tmp_path / "openai.yaml"
+    file.write_text(
+        f"endpoints:\n  - kind: openai\n    base_url: {base_url}\n"
+        f"    api_key: x\n    models: [m]\nworkspace: {workspace}\n"
+    )
+    return file
+
+
+@pytest.mark.parametrize("json_output", [False, True], ids=["plain", "json"])
+def test_a_lone_surrogate_in_the_reply_prints_everything_as_a_replacement_character(
+    tmp_path: Path, workspace: Path, json_output: bool
+) -> None:
+    from tests.support.sse_server import ReplayServer, Script
+
+    # JSON escapes for lone surrogates, as a provider may send them.
+    delta = '{"choices": [{"index": 0, "delta": {"content": "before \\ud800 after"}}]}'
+    finish = '{"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}'
+    events = [f"data: {delta}\n\n", f"data: {finish}\n\n", "data: [DONE]\n\n"]
+    with ReplayServer([Script.sse(events)]) as server:
+        file = openai_config(tmp_path, workspace, f"{server.base_url}/v1")
+        flags = ["--json"] if json_output else []
+        done = run_cli("run", "hi", *flags, "--config", str(file), cwd=tmp_path)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    if json_output:
+        assert records(done.stdout)[-1]["reply"] == "before \ufffd after"
+    else:
+        assert done.stdout.strip() == "before \ufffd after"
+
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b[31m"
+
+
+def test_escape_sequences_in_a_reply_never_reach_the_terminal(
+    tmp_path: Path, workspace: Path
+) -> None:
+    from tests.support.sse_server import ReplayServer, Script
+    from tests.support.wire import openai_chunks
+
+    events = openai_chunks(text=f"{HOSTILE}Found it.\x9b0m\nSecond line", finish_reason="stop")
+    with ReplayServer([Script.sse(events)]) as server:
+        file = openai_config(tmp_path, workspace, f"{server.base_url}/v1")
+        done = run_cli("run", "hi", "--config", str(file), cwd=tmp_path)
+        server.enqueue(Script.sse(events))
+        as_json = run_cli("run", "hi", "--json", "--config", str(file), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Found it.\nSecond line\n"
+    # JSON keeps the reply faithful, every control character escaped.
+    assert records(as_json.stdout)[-1]["reply"].startswith(f"{HOSTILE}Found it.\x9b0m")
+    assert not any(char in as_json.stdout for char in "\x1b\x07\x9b")
+
+
+def test_escape_sequences_in_a_provider_error_never_reach_the_terminal(
+    tmp_path: Path, workspace: Path
+) -> None:
+    from tests.support.sse_server import ReplayServer, Script
+
+    body = {"error": {"message": f"{HOSTILE}bad model\x07 name"}}
+    with ReplayServer([Script.json(400, body)]) as server:
+        file = openai_config(tmp_path, workspace, f"{server.base_url}/v1")
+        done = run_cli("run", "hi", "--json", "--config", str(file), cwd=tmp_path)
+    assert done.returncode == 1
+    assert "bad model name" in done.stderr
+    for stream in (done.stdout, done.stderr):
+        assert not any(char in stream for char in "\x1b\x07\x9b")
+
+
+def test_a_reply_cut_off_by_max_tokens_exits_3_and_says_so(tmp_path: Path, workspace: Path) -> None:
+    from tests.support.sse_server import ReplayServer, Script
+    from tests.support.wire import openai_chunks
+
+    events = openai_chunks(text="The answer is", finish_reason="length")
+    with ReplayServer([Script.sse(events)]) as server:
+        file = openai_config(tmp_path, workspace, f"{server.base_url}/v1")
+        done = run_cli("run", "hi", "--config", str(file), cwd=tmp_path)
+    assert done.returncode == 3
+    assert done.stdout.strip() == "The answer is"  # what arrived is still shown
+    assert "max_tokens" in done.stderr
+
+
+def test_the_help_documents_the_exit_codes(tmp_path: Path) -> None:
+    done = run_cli("run", "--help", cwd=tmp_path)
+    assert done.returncode == 0
+    for line in ("0 ", "1 ", "2 ", "3 ", "130 "):
+        assert line in done.stdout
+    assert "max_tokens" in done.stdout
+
+
+def test_a_terminal_that_cannot_show_unicode_still_gets_the_whole_turn(
+    tmp_path: Path, config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONIOENCODING", "ascii")
+    done = run_cli("run", MESSAGE, "--config", str(config), cwd=tmp_path)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "  ? Found 4 matches for OAuth" in lines  # the ✓ it cannot encode is replaced
+    assert lines[-1].startswith("I found 4 matches for OAuth")

@@ -399,3 +399,25 @@ def test_app_config_accepts_the_mapping_form_directly() -> None:
         {"endpoints": {"a": {"kind": "demo"}, "b": {"kind": "openai", "models": ["m"]}}}
     )
     assert [e.name for e in config.endpoints] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    ["localhost:11434/v1", "ftp://api.example.com/v1", "https://", "file:///tmp/x", "not a url"],
+)
+def test_a_base_url_that_is_not_an_http_url_names_the_key_and_the_fix(
+    tmp_path: Path, base_url: str
+) -> None:
+    path = write(
+        tmp_path, f"endpoints:\n  - {{kind: openai, models: [m], base_url: '{base_url}'}}\n"
+    )
+    message = error_of(path, env={})
+    assert "endpoints[0].base_url" in message
+    assert repr(base_url) in message
+    assert "http://" in message and "https://" in message  # how to fix it
+
+
+def test_a_bad_base_url_from_the_environment_names_the_variable() -> None:
+    env = {"OPENAI_API_KEY": "sk-x", "OPENAI_BASE_URL": "localhost:11434/v1"}
+    message = error_of(None, env=env)
+    assert "OPENAI_BASE_URL: 'localhost:11434/v1' is not an http:// or https:// URL" in message

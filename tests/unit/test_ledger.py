@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 
+from intent_ui.core.capture import INTENT_CAPTURE_LIMIT
 from intent_ui.core.events import (
     ArgsComplete,
     CallBackgrounded,
@@ -119,3 +120,31 @@ def test_render_ledger_marks_cancellations_and_keeps_one_line_each() -> None:
 
 def test_render_empty_ledger() -> None:
     assert render_ledger([]) == ""
+
+
+PII_INTENT = "Emailing alice@example.com the receipt for card 4111 1111 1111 1111"
+
+
+def pii_turn(intent: str = PII_INTENT, outcome: str = "Sent to alice@example.com") -> TurnView:
+    turn = TurnView()
+    turn.apply(CallStarted(1, "a", "send_mail", 0, label_bearing=True))
+    turn.apply(ArgsComplete(2, "a", args(intent)))
+    turn.apply(CallSettled(3, "a", "settled", output="ok", outcome=outcome))
+    return turn
+
+
+def test_anchors_leave_the_conversation_pii_stripped_while_the_turn_stays_faithful() -> None:
+    turn = pii_turn()
+    (anchor,) = derive_anchors(turn)
+    assert anchor.intent == "Emailing [email] the receipt for card [card]"
+    assert anchor.outcome == "Sent to [email]"
+    assert "alice@example.com" not in render_ledger([anchor])
+    assert "alice@example.com" not in json.dumps(anchor.to_dict())
+    # The conversation is its owner's own record: the turn itself keeps what was written.
+    call = turn.call("a")
+    assert call is not None and call.intent == PII_INTENT
+
+
+def test_a_long_intent_is_clamped_in_the_anchor() -> None:
+    (anchor,) = derive_anchors(pii_turn("Searching " + "x" * 2000, outcome="Found it"))
+    assert anchor.intent == ("Searching " + "x" * 2000)[:INTENT_CAPTURE_LIMIT]

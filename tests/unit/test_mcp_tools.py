@@ -184,6 +184,16 @@ async def test_server_exiting_at_startup_reports_its_stderr() -> None:
         assert "missing GITHUB_TOKEN" in mcp.failures["bad"]
 
 
+async def test_escape_sequences_on_a_server_stderr_never_reach_the_reason() -> None:
+    hostile = "\x1b]0;pwned\x07missing \x1b[31mGITHUB_TOKEN\x1b[0m\x9b2J\n"
+    script = f"import sys; sys.stderr.write({hostile!r}); sys.exit(2)"
+    servers = {"bad": McpServerConfig(command=sys.executable, args=["-c", script])}
+    async with McpManager(servers, connect_timeout=10) as mcp:
+        reason = mcp.failures["bad"]
+    assert "missing GITHUB_TOKEN" in reason
+    assert not any(char in reason for char in "\x1b\x07\x9b")
+
+
 async def test_start_call_and_close_from_different_tasks(github: McpServerConfig) -> None:
     # A long-running app starts the manager at boot, calls from each turn's task and
     # closes at shutdown: three different tasks, none of which owns the session.

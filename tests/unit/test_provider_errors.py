@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -21,6 +23,7 @@ from intent_ui.agent.providers.errors import (
     map_httpx_error,
     status_error,
 )
+from intent_ui.agent.providers.openai_stream import ChatCompletionsAccumulator
 
 URL = "https://api.example.com/v1/chat/completions"
 ENDPOINT = "https://api.example.com/v1"
@@ -138,3 +141,22 @@ def test_failure_while_streaming_is_a_stream_error_with_partial() -> None:
 def test_read_timeout_while_streaming_is_a_stream_error() -> None:
     error = map_httpx_error(httpx.ReadTimeout("idle"), url=URL, provider="OpenAI", streaming=True)
     assert isinstance(error, ProviderStreamError) and error.partial is False
+
+
+HOSTILE = "\x1b]0;pwned\x07bad \x1b[2J\x1b[31mmodel\x1b[0m\x9b1m name\r\n\x07"
+
+
+def test_escape_sequences_in_an_error_body_never_reach_the_message() -> None:
+    body = json.dumps({"error": {"message": HOSTILE}})
+    error = status_error(400, url="http://x/v1", body=body, provider="OpenAI", endpoint="x")
+    assert error.provider_message == "bad model name"
+    assert "bad model name" in error.message
+    for text in (error.message, error.provider_message, str(error)):
+        assert not any(char in text for char in "\x1b\x07\x9b\r\n")
+
+
+def test_an_in_stream_error_event_carries_no_escape_sequences() -> None:
+    with pytest.raises(ProviderStreamError) as caught:
+        ChatCompletionsAccumulator().feed({"error": {"message": HOSTILE}})
+    assert "bad model name" in caught.value.message
+    assert "\x1b" not in caught.value.message and "\x07" not in caught.value.message

@@ -2,27 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import multiprocessing
+import sqlite3
+import time
+import traceback
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect
+from sqlalchemy import Engine, inspect
 from sqlmodel import SQLModel
 
-from intent_ui.store import conversations
+from intent_ui.store import agents, conversations, db
+from intent_ui.store.actions import save_action_document
 from intent_ui.store.db import (
     DEFAULT_DB_URL,
     VERSION_TABLE,
     DatabaseError,
+    StoreError,
     database_url,
     dispose_engines,
     init_db,
     migration_config,
 )
+from intent_ui.store.memory import DbMemoryStore
 from intent_ui.store.models import STORE_TABLES
+from tests.unit._store_helpers import migrated_engine
 
 
 @pytest.fixture(autouse=True)
@@ -153,3 +163,80 @@ def test_a_bare_postgresql_url_uses_the_installed_psycopg_driver() -> None:
     assert _parse("postgresql://u:p@db/x").drivername == "postgresql+psycopg"
     assert _parse("postgres://u:p@db/x").drivername == "postgresql+psycopg"
     assert _parse("postgresql+psycopg://u:p@db/x").drivername == "postgresql+psycopg"
+
+
+def _open_at_once(url: str, barrier: Any, results: Any) -> None:
+    barrier.wait()
+    try:
+        init_db(url)
+        results.put("ok")
+    except Exception as exc:  # reported to the test, which shows it
+        results.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_processes_opening_a_fresh_file_at_once_all_get_a_migrated_database(
+    tmp_path: Path,
+) -> None:
+    context = multiprocessing.get_context("spawn")
+    processes = 3
+    for attempt in range(4):
+        url = f"sqlite:///{tmp_path / f'race{attempt}.db'}"
+        barrier, results = context.Barrier(processes), context.Queue()
+        workers = [
+            context.Process(target=_open_at_once, args=(url, barrier, results))
+            for _ in range(processes)
+        ]
+        for worker in workers:
+            worker.start()
+        outcomes = [results.get(timeout=60) for _ in workers]
+        for worker in workers:
+            worker.join(timeout=60)
+        assert outcomes == ["ok"] * processes
+        assert inspect(init_db(url)).has_table(VERSION_TABLE)
+
+
+SECRET = "Call me at alice@example.com about the merger"
+
+
+def _writes(engine: Engine) -> dict[str, Callable[[], object]]:
+    return {
+        "conversation": lambda: conversations.create_conversation(
+            engine, endpoint="demo", model="demo", title=SECRET
+        ),
+        "agent": lambda: agents.create_agent(engine, name=SECRET),
+        "memory": lambda: asyncio.run(DbMemoryStore(engine).set("note", SECRET)),
+        "action": lambda: save_action_document(
+            engine,
+            encoded_domain="x",
+            domain="x",
+            title=SECRET,
+            source="s",
+            document={},
+            now=lambda: 0.0,
+        ),
+    }
+
+
+@pytest.mark.parametrize("write", ["conversation", "agent", "memory", "action"])
+def test_a_locked_database_is_a_store_error_without_the_sql_or_the_users_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write: str
+) -> None:
+    monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_MS", 20)
+    engine = migrated_engine(tmp_path)
+    save_action_document(  # creates its table before the lock is taken
+        engine, encoded_domain="y", domain="y", title="t", source="s", document={}, now=time.time
+    )
+    holder = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process's write lock
+    try:
+        with pytest.raises(StoreError) as caught:
+            _writes(engine)[write]()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    error = caught.value
+    assert "locked" in str(error)
+    assert "retry" in str(error).lower()
+    shown = "".join(traceback.format_exception(error))  # what a log would carry
+    for leaked in ("alice@example.com", "INSERT", "[SQL", "parameters"):
+        assert leaked not in shown

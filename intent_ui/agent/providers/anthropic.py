@@ -18,6 +18,7 @@ from intent_ui.agent.providers.base import ChatRequest, ProviderEvent
 from intent_ui.agent.providers.errors import ProviderError, ProviderStreamError
 from intent_ui.agent.providers.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, open_stream
 from intent_ui.agent.providers.sse import checked_sse, drain
+from intent_ui.core.text import scrub_decoded
 
 PROVIDER_NAME = "Anthropic API"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -92,9 +93,11 @@ def _assistant_content(message: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _parse_input(arguments: Any) -> dict[str, Any]:
     if isinstance(arguments, dict):
-        return arguments
+        return scrub_decoded(arguments)
     try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) else None
+        # Escapes in the model's own text may decode to lone surrogates, which the
+        # request body could not carry.
+        parsed = scrub_decoded(json.loads(arguments)) if isinstance(arguments, str) else None
     except ValueError:
         parsed = None
     # The API requires an object; a cut-off or invalid argument text degrades to `{}`.

@@ -24,6 +24,7 @@ from intent_ui.agent.providers.base import (
     unique_call_id,
 )
 from intent_ui.agent.providers.errors import ProviderStreamError
+from intent_ui.core.text import scrub_decoded, scrub_surrogates
 
 _ERROR_HINTS = {
     "overloaded_error": "The API is overloaded; retry in a moment.",
@@ -87,6 +88,8 @@ class MessagesAccumulator:
         return self._stopped
 
     def feed(self, event_type: str, data: Any) -> list[ProviderEvent]:
+        # Decoded provider text enters here: lone surrogates become U+FFFD, once.
+        event_type, data = scrub_surrogates(event_type), scrub_decoded(data)
         if not isinstance(data, dict):
             raise self._error(f"expected a JSON object for event {event_type!r}, got {data!r}")
         event_type = event_type if event_type and event_type != "message" else ""

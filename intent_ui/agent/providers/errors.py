@@ -30,13 +30,21 @@ from typing import Any
 
 import httpx
 
+from intent_ui.core.text import terminal_text
+
 _MAX_QUOTED = 300
 
 
 class ProviderError(Exception):
-    """Base of every provider failure; `message` is the readable text."""
+    """Base of every provider failure; `message` is the readable text.
+
+    The message is made terminal-safe as the error is built: it quotes text the provider
+    or the network sent, which may carry escape sequences, and it reaches terminals, logs
+    and the browser.
+    """
 
     def __init__(self, message: str) -> None:
+        message = terminal_text(message, multiline=False)
         super().__init__(message)
         self.message = message
 
@@ -147,7 +155,7 @@ _SERVER_HINT = "The provider failed on its side; retry later."
 
 
 def _quote(text: str) -> str:
-    text = " ".join(text.split())
+    text = terminal_text(text, multiline=False)
     return text if len(text) <= _MAX_QUOTED else text[: _MAX_QUOTED - 1] + "…"
 
 

@@ -38,6 +38,7 @@ from intent_ui.agent.providers.base import (
     unique_call_id,
 )
 from intent_ui.agent.providers.errors import ProviderStreamError
+from intent_ui.core.text import scrub_decoded
 
 STOP_REASONS = {
     "tool_calls": "tool_use",
@@ -101,6 +102,8 @@ class ChatCompletionsAccumulator:
         return self._produced
 
     def feed(self, chunk: Any) -> list[ProviderEvent]:
+        # Decoded provider text enters here: lone surrogates become U+FFFD, once.
+        chunk = scrub_decoded(chunk)
         if not isinstance(chunk, dict):
             raise self._error(f"expected a JSON object per chunk, got {_short(chunk)}")
         if chunk.get("error") is not None:

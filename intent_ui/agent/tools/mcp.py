@@ -42,6 +42,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from intent_ui.agent.tools.base import ToolKind, ToolResult
 from intent_ui.agent.tools.native import cap_output
 from intent_ui.config import McpServerConfig
+from intent_ui.core.capture import redact_intent
+from intent_ui.core.text import scrub_decoded, scrub_surrogates, terminal_text
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -53,6 +55,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+# A log line that quotes a server's words (its errors, its stderr, which often echoes the
+# arguments it was called with) is a copy leaving the conversation: it goes through
+# `redact_intent`. The tool result the conversation keeps quotes them unchanged.
 
 DEFAULT_CONNECT_TIMEOUT = 20.0
 """Seconds a server gets to start, initialize and list its tools."""
@@ -285,7 +290,9 @@ class _ServerWorker:
             if not ready.done():
                 ready.set_exception(McpUnavailableError(self.name, reason))
             elif not self._closed:
-                logger.warning("MCP server %r closed with an error: %s", self.name, reason)
+                logger.warning(
+                    "MCP server %r closed with an error: %s", self.name, redact_intent(reason)
+                )
         finally:
             self._conn = None
             if not ready.done():
@@ -324,7 +331,7 @@ class _ServerWorker:
         try:
             session = await self.ensure()
         except McpUnavailableError as exc:
-            logger.warning("%s (call to %s skipped)", exc, tool)
+            logger.warning("%s (call to %s skipped)", redact_intent(str(exc)), tool)
             return ToolResult(str(exc), is_error=True)
         try:
             # The session's own read timeout answers first; the outer bound covers a write
@@ -338,10 +345,11 @@ class _ServerWorker:
                 return self._timed_out(tool)
             if exc.error.code == types.CONNECTION_CLOSED or not self.alive():
                 return self._died(tool, exc)
-            logger.warning("MCP server %r rejected %s: %s", self.name, tool, exc.error.message)
-            return ToolResult(
-                f"MCP server '{self.name}' rejected {tool}: {exc.error.message}", is_error=True
+            said = terminal_text(exc.error.message, multiline=False)
+            logger.warning(
+                "MCP server %r rejected %s: %s", self.name, tool, redact_intent(said)
             )
+            return ToolResult(f"MCP server '{self.name}' rejected {tool}: {said}", is_error=True)
         except TimeoutError:
             return self._timed_out(tool)
         except Exception as exc:
@@ -369,7 +377,9 @@ class _ServerWorker:
     def _died(self, tool: str, exc: BaseException) -> ToolResult:
         self._gone = True  # the next call starts the server again
         reason = self._explain(exc)
-        logger.warning("MCP server %r exited during %s: %s", self.name, tool, reason)
+        logger.warning(
+            "MCP server %r exited during %s: %s", self.name, tool, redact_intent(reason)
+        )
         return ToolResult(f"MCP server '{self.name}' exited during {tool}: {reason}", is_error=True)
 
     # reasons -------------------------------------------------------------------------------
@@ -396,7 +406,9 @@ class _ServerWorker:
         else:
             reason = str(exc) or type(exc).__name__
         tail = self._stderr_tail()
-        return f"{reason} (stderr: {tail})" if tail else reason
+        # The server's own words (its error text, its stderr) reach logs, the terminal and
+        # the browser: escape sequences are removed here, where they are read.
+        return terminal_text(f"{reason} (stderr: {tail})" if tail else reason, multiline=False)
 
     def _stderr_tail(self) -> str:
         if self._errlog is None or self._errlog.closed:
@@ -405,7 +417,8 @@ class _ServerWorker:
         size = os.fstat(fd).st_size
         start = max(0, size - 4096)
         text = os.pread(fd, size - start, start).decode("utf-8", errors="replace")
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        lines = [terminal_text(line, multiline=False) for line in text.splitlines()]
+        lines = [line for line in lines if line]
         tail = " | ".join(lines[-3:])
         return tail[-_STDERR_TAIL_CHARS:]
 
@@ -425,7 +438,9 @@ def _to_tool_result(result: types.CallToolResult) -> ToolResult:
             parts.append(f"[resource link: {block.uri}]")
     if not parts and result.structuredContent is not None:
         parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
-    return ToolResult(cap_output("\n".join(parts)), is_error=bool(result.isError))
+    # A server's decoded JSON may hold lone surrogates: replaced as the result enters.
+    output = scrub_surrogates("\n".join(parts))
+    return ToolResult(cap_output(output), is_error=bool(result.isError))
 
 
 class McpTool:
@@ -455,11 +470,15 @@ class McpTool:
 
     @property
     def definition(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self._spec.description or "",
-            "parameters": dict(self._spec.inputSchema),
-        }
+        # The server's decoded JSON may hold lone surrogates, which no request body can
+        # carry: replaced as the definition enters the run.
+        return scrub_decoded(
+            {
+                "name": self.name,
+                "description": self._spec.description or "",
+                "parameters": dict(self._spec.inputSchema),
+            }
+        )
 
     async def call(self, args: dict[str, Any]) -> ToolResult:
         return await self._worker.call(self.name, args)
@@ -507,7 +526,7 @@ class McpManager:
         )
         for worker, result in zip(self._workers.values(), results, strict=True):
             if isinstance(result, McpUnavailableError):
-                logger.warning("%s; its tools are not offered", result)
+                logger.warning("%s; its tools are not offered", redact_intent(str(result)))
             elif isinstance(result, BaseException):
                 worker.failure = f"{type(result).__name__}: {result}"
                 logger.error("MCP server %r failed to start", worker.name, exc_info=result)

@@ -1,0 +1,49 @@
+"""`core/text.py`: lone surrogates and terminal escape sequences at the edges."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from intent_ui.core.text import scrub_decoded, scrub_surrogates, terminal_text
+
+LONE = json.loads('"\\ud800"')
+
+
+def test_scrub_decoded_replaces_surrogates_in_keys_values_and_nested_lists() -> None:
+    value = {"k" + LONE: ["x", {"y": LONE}, 3, None], "n": 1.5}
+    assert scrub_decoded(value) == {"k\ufffd": ["x", {"y": "\ufffd"}, 3, None], "n": 1.5}
+
+
+def test_clean_values_come_back_as_the_same_object() -> None:
+    value = {"a": ["b", {"c": "d"}], "e": 1}
+    assert scrub_decoded(value) is value
+    text = "plain ✓ text 😀"
+    assert scrub_surrogates(text) is text
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("\x1b[31mred\x1b[0m", "red"),  # CSI
+        ("\x1b]0;window title\x07text", "text"),  # OSC ended by BEL
+        ("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "link"),  # OSC ended by ST
+        ("\x1bPq#0;2;0;0;0\x1b\\after", "after"),  # DCS
+        ("\x9b2Jclear", "clear"),  # 8-bit CSI
+        ("a\x1bcb", "ab"),  # two-character escape (full reset)
+        ("cut \x1b[", "cut "),  # unterminated at the end
+        ("a\x00b\x08c\x7fd", "abcd"),
+        ("rtl \u202egnp.exe", "rtl gnp.exe"),
+        ("x" + LONE, "x\ufffd"),
+        ("one\r\ntwo\rthree\u2028four\ttab", "one\ntwo\nthree\nfour\ttab"),
+    ],
+)
+def test_terminal_text_removes_escape_sequences_whole(raw: str, shown: str) -> None:
+    assert terminal_text(raw) == shown
+
+
+def test_terminal_text_on_one_line_collapses_breaks_and_tabs() -> None:
+    assert terminal_text(" a\r\nb\t\x1b[1mc\x1b[0m  d \n", multiline=False) == "a b c d"
+    assert terminal_text(None) == ""
+    assert terminal_text(42, multiline=False) == "42"
