@@ -2,7 +2,8 @@
 
 Open the database with `init_db()` (SQLite file by default, `DB_URL` for PostgreSQL), then
 use the function modules: `conversations`, `turns` (recording and replaying a streaming
-turn), `agents`, and `memory`. The package imports no Reflex, so the CLI can use it.
+turn), `agents`, `memory`, and `users` (who owns all of those). The package imports no
+Reflex, so the CLI can use it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from intent_ui.store.agents import (
     delete_agent,
     duplicate_agent,
     get_agent,
+    get_own_agent,
     list_agents,
     set_tool_option,
     set_tool_options_bulk,
@@ -39,7 +41,15 @@ from intent_ui.store.db import (
     init_db,
 )
 from intent_ui.store.memory import DbMemoryStore
-from intent_ui.store.models import Agent, Conversation, MemoryEntry, Message, ToolCall
+from intent_ui.store.models import (
+    LOCAL_USER_ID,
+    Agent,
+    Conversation,
+    MemoryEntry,
+    Message,
+    ToolCall,
+    User,
+)
 from intent_ui.store.turns import (
     TurnRecorder,
     load_turn_events,
@@ -48,6 +58,7 @@ from intent_ui.store.turns import (
 )
 
 __all__ = [
+    "LOCAL_USER_ID",
     "Agent",
     "Conversation",
     "DatabaseError",
@@ -58,6 +69,7 @@ __all__ = [
     "StoreError",
     "ToolCall",
     "TurnRecorder",
+    "User",
     "add_user_message",
     "create_agent",
     "create_conversation",
@@ -68,6 +80,7 @@ __all__ = [
     "duplicate_agent",
     "get_agent",
     "get_conversation",
+    "get_own_agent",
     "history",
     "init_db",
     "list_agents",

@@ -1,4 +1,4 @@
-"""The tables: conversations, their messages and tool calls, agents, and memory entries.
+"""The tables: users, conversations, their messages and tool calls, agents, memory entries.
 
 Plain `sqlmodel.SQLModel` tables (what Reflex's `rx.Model` is built on), so the CLI never
 imports Reflex while `rx.session()` still works with them. The schema is owned by the
@@ -27,6 +27,7 @@ from sqlmodel import Field, SQLModel
 
 __all__ = [
     "FINAL_CALL_STATES",
+    "LOCAL_USER_ID",
     "STORE_TABLES",
     "Agent",
     "Clock",
@@ -34,6 +35,7 @@ __all__ = [
     "MemoryEntry",
     "Message",
     "ToolCall",
+    "User",
     "decode_json",
     "encode_json",
     "new_id",
@@ -41,6 +43,9 @@ __all__ = [
 
 Clock = Callable[[], float]
 """Returns the current time in epoch seconds; `time.time` in the app, a counter in tests."""
+
+LOCAL_USER_ID = "local"
+"""The one user of an install without `auth:`; also the owner of rows older than users."""
 
 FINAL_CALL_STATES: frozenset[str] = frozenset({"settled", "error", "cancelled"})
 """Tool-call statuses after which nothing about the call changes."""
@@ -69,11 +74,28 @@ def decode_json(text: str | None, default: Any = None) -> Any:
         return default
 
 
+class User(SQLModel, table=True):
+    """Someone who owns conversations, agents, memory and imported actions."""
+
+    __tablename__ = "users"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    name: str = Field(sa_type=Text, unique=True)
+    # NULL for users who never sign in with a password (the local and header users).
+    password_hash: str | None = Field(default=None, sa_type=Text, nullable=True)
+    created_at: float
+
+
+# Owners are not foreign keys: a user row is never deleted by the app, and the owner
+# filter in every query is what keeps users apart.
+
+
 class Conversation(SQLModel, table=True):
     __tablename__ = "conversations"
     __table_args__ = (Index("ix_conversations_updated_at", "updated_at"),)
 
     id: str = Field(default_factory=new_id, primary_key=True)
+    owner_id: str = Field(index=True)
     title: str = Field(sa_type=Text)
     endpoint: str
     model: str
@@ -148,6 +170,10 @@ class Agent(SQLModel, table=True):
     __tablename__ = "agents"
 
     id: str = Field(default_factory=new_id, primary_key=True)
+    owner_id: str = Field(index=True)
+    # A shared agent is readable (and usable in chats) by every user; only its owner
+    # edits or deletes it.
+    shared: bool = False
     name: str = Field(sa_type=Text)
     instructions: str = Field(default="", sa_type=Text)
     endpoint: str | None = Field(default=None, nullable=True)
@@ -174,6 +200,8 @@ class Agent(SQLModel, table=True):
 class MemoryEntry(SQLModel, table=True):
     __tablename__ = "memory_entries"
 
+    # Keys are unique per owner: two users may both remember a `tone`.
+    owner_id: str = Field(primary_key=True)
     key: str = Field(primary_key=True)
     value: str = Field(sa_type=Text)
     updated_at: float
@@ -181,6 +209,7 @@ class MemoryEntry(SQLModel, table=True):
 
 STORE_TABLES: frozenset[str] = frozenset(
     {
+        User.__tablename__,
         Conversation.__tablename__,
         Message.__tablename__,
         ToolCall.__tablename__,

@@ -22,7 +22,7 @@ from intent_ui.store.db import (
     init_db,
     migration_config,
 )
-from intent_ui.store.models import STORE_TABLES
+from intent_ui.store.models import LOCAL_USER_ID, STORE_TABLES
 
 
 @pytest.fixture(autouse=True)
@@ -77,10 +77,12 @@ def test_init_db_twice_returns_the_same_engine(tmp_path: Path) -> None:
 
 def test_init_db_on_an_already_migrated_file_keeps_data(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'again.db'}"
-    chat = conversations.create_conversation(init_db(url), endpoint="demo", model="demo")
+    chat = conversations.create_conversation(
+        init_db(url), endpoint="demo", model="demo", owner=LOCAL_USER_ID
+    )
     dispose_engines()  # as a second process would
     engine = init_db(url)
-    assert conversations.get_conversation(engine, chat.id) is not None
+    assert conversations.get_conversation(engine, chat.id, owner=LOCAL_USER_ID) is not None
 
 
 def test_schema_matches_the_models(tmp_path: Path) -> None:
@@ -117,8 +119,10 @@ def test_default_url_creates_the_file_in_the_current_directory(
 
 def test_in_memory_sqlite_works() -> None:
     engine = init_db("sqlite://")
-    chat = conversations.create_conversation(engine, endpoint="demo", model="demo")
-    assert conversations.get_conversation(engine, chat.id) is not None
+    chat = conversations.create_conversation(
+        engine, endpoint="demo", model="demo", owner=LOCAL_USER_ID
+    )
+    assert conversations.get_conversation(engine, chat.id, owner=LOCAL_USER_ID) is not None
 
 
 def test_missing_folder_raises_naming_the_url(tmp_path: Path) -> None:

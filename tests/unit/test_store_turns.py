@@ -25,7 +25,7 @@ from intent_ui.core.ledger import derive_anchors
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv
 from intent_ui.store.db import dispose_engines
-from intent_ui.store.models import Message, ToolCall
+from intent_ui.store.models import LOCAL_USER_ID, Message, ToolCall
 from intent_ui.store.turns import (
     TurnRecorder,
     load_turn_events,
@@ -74,7 +74,7 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
 
 @pytest.fixture
 def message_id(engine: Engine) -> str:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m")
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", owner=LOCAL_USER_ID)
     conv.add_user_message(engine, chat.id, "Find the OAuth config")
     return conv.start_assistant_message(engine, chat.id)
 
@@ -340,11 +340,11 @@ def test_events_for_unknown_calls_are_ignored(engine: Engine, message_id: str) -
 
 
 def test_flush_after_the_conversation_was_deleted_drops_the_turn(engine: Engine) -> None:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m")
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", owner=LOCAL_USER_ID)
     message_id = conv.start_assistant_message(engine, chat.id)
     recorder = _recorder(engine, message_id)
     recorder.apply(CallStarted(1, "c1", "read_file", 0))
-    conv.delete_conversation(engine, chat.id)
+    conv.delete_conversation(engine, chat.id, owner=LOCAL_USER_ID)
     assert recorder.flush() is False
     assert recorder.needs_flush is False
 
