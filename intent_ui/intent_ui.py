@@ -14,9 +14,11 @@ for _name in [n for n in sys.modules if n.startswith("intent_ui.ui.") and n != "
     reload_state_module(module=_name)
     del sys.modules[_name]
 
+from intent_ui.ui.auth import LOGIN_ROUTE  # noqa: E402
 from intent_ui.ui.builder_state import AgentsState  # noqa: E402
 from intent_ui.ui.pages.agents import agents_page  # noqa: E402
 from intent_ui.ui.pages.chat import chat_page  # noqa: E402
+from intent_ui.ui.pages.login import login_page  # noqa: E402
 from intent_ui.ui.state import ChatState  # noqa: E402
 
 # Refuse an invalid configuration at start, naming the key and the problem.
@@ -30,3 +32,4 @@ app.add_page(chat_page, route="/", title="Intent UI", on_load=ChatState.load_pag
 app.add_page(
     agents_page, route="/agents", title="Agents · Intent UI", on_load=AgentsState.load_page
 )
+app.add_page(login_page, route=LOGIN_ROUTE, title="Sign in · Intent UI")

@@ -1,6 +1,10 @@
 """The chat page's state: thin. Handlers forward to the store and the agent runtime;
 a running turn is folded into a `TurnView` (core) and pushed through a leading-edge
-coalescer, so the browser gets at most one delta per frame with every changed label."""
+coalescer, so the browser gets at most one delta per frame with every changed label.
+
+Every handler resolves the signed-in user first (`AuthState.current_user`) and reaches
+conversations and agents only through the owner-filtered store, so an id sent from the
+browser (guessed, or another user's) finds nothing."""
 
 from __future__ import annotations
 
@@ -15,8 +19,10 @@ from intent_ui.core.events import CallSettled, CallStarted, TurnDone
 from intent_ui.core.labels import sanitize_label
 from intent_ui.core.locale import SUPPORTED_LANGUAGES, negotiate_language, translate
 from intent_ui.core.turn import TurnView
+from intent_ui.store import agents as agent_store
 from intent_ui.store import conversations as conv_store
 from intent_ui.store.turns import TurnRecorder
+from intent_ui.ui.auth import AuthState
 from intent_ui.ui.coalescer import LeadingEdgeCoalescer
 from intent_ui.ui.host import Host, current_host, get_host
 from intent_ui.ui.viewmodels import CardCache, HeaderHold, MessageVM, build_turn_parts
@@ -43,7 +49,7 @@ UI_KEYS = (
 )
 
 
-class ChatState(rx.State):
+class ChatState(AuthState):
     conversations: list[dict[str, str]] = []
     conversation_id: str = ""
     stored_conversation: str = rx.LocalStorage("", name="intent_ui_conversation")
@@ -61,6 +67,10 @@ class ChatState(rx.State):
     renaming: str = ""
     expanded: list[str] = []
     group_open: dict[str, bool] = {}
+    # Whose turn `send` armed: backend-only (never sent to or settable by the browser), so
+    # `LiveState.run_turn` runs only when `send` started it, past its "already running"
+    # guard, and for the user `send` checked.
+    _turn_user: str = ""
 
     @rx.var
     def lang(self) -> str:
@@ -79,36 +89,49 @@ class ChatState(rx.State):
     @rx.event
     async def load_page(self) -> Any:
         host = await get_host()
-        self._load_pickers(host)
-        self._refresh_conversations(host)
+        user = await self.current_user(host)
+        if user is None:
+            self._forget_everything()
+            return await self.sign_in_redirect(host)
+        self._load_pickers(host, user)
+        self._refresh_conversations(host, user)
         if self.conversation_id or self.stored_conversation:
-            self._open(host, self.conversation_id or self.stored_conversation)
+            self._open(host, user, self.conversation_id or self.stored_conversation)
         return rx.call_script("navigator.language || ''", callback=ChatState.set_browser_lang)
+
+    def _forget_everything(self) -> None:
+        """Show nothing of anyone's (a browser that is not, or no longer, signed in)."""
+        self.conversations = []
+        self.conversation_id = ""
+        self.messages = []
+        self.agents = []
+        self.renaming = ""
 
     @rx.event
     def set_browser_lang(self, value: str) -> None:
         self.browser_lang = negotiate_language(value or "")
 
     @rx.event
-    def set_lang(self, value: str) -> None:
+    async def set_lang(self, value: str) -> None:
         self.lang_override = value if value in SUPPORTED_LANGUAGES else ""
-        self._rerender()
+        await self._rerender()
 
-    def _load_pickers(self, host: Host) -> None:
+    def _load_pickers(self, host: Host, user: str) -> None:
         endpoints = host.config.endpoints
         self.endpoints = [e.name for e in endpoints]
         if self.endpoint not in self.endpoints:
             self.endpoint = self.endpoints[0] if self.endpoints else ""
         self._sync_models(host)
-        from intent_ui.store import agents as agent_store
-
         self.agents = [
             {"id": "default", "name": "Default agent"},
             *(
                 {"id": f"{SPEC_PREFIX}{spec.name}", "name": f"{spec.name} (model spec)"}
                 for spec in host.config.model_specs
             ),
-            *({"id": str(a.id), "name": a.name} for a in agent_store.list_agents(host.engine)),
+            *(
+                {"id": str(a.id), "name": a.name}
+                for a in agent_store.list_agents(host.engine, owner=user)
+            ),
         ]
         if self.agent_id not in {a["id"] for a in self.agents}:
             self.agent_id = "default"
@@ -122,27 +145,37 @@ class ChatState(rx.State):
     @rx.event
     async def set_endpoint(self, value: str) -> None:
         host = await get_host()
+        if host.config.endpoint(value) is None:
+            return  # only configured endpoints
         self.endpoint = value
         self._sync_models(host)
 
     @rx.event
     def set_model(self, value: str) -> None:
-        self.model = value
+        # `models` is the chosen endpoint's list, computed on the server.
+        if value in self.models:
+            self.model = value
 
     @rx.event
-    def set_agent(self, value: str) -> None:
-        self.agent_id = value
+    async def set_agent(self, value: str) -> None:
+        host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return
+        self._load_pickers(host, user)  # the agents this user may use right now
+        if value in {a["id"] for a in self.agents}:
+            self.agent_id = value
 
     # --- conversations --------------------------------------------------------------------
 
-    def _refresh_conversations(self, host: Host) -> None:
+    def _refresh_conversations(self, host: Host, user: str) -> None:
         self.conversations = [
             {"id": str(c.id), "title": c.title or "New chat"}
-            for c in conv_store.list_conversations(host.engine)
+            for c in conv_store.list_conversations(host.engine, owner=user)
         ]
 
-    def _open(self, host: Host, conversation_id: str) -> None:
-        found = conv_store.get_conversation(host.engine, conversation_id)
+    def _open(self, host: Host, user: str, conversation_id: str) -> None:
+        found = conv_store.get_conversation(host.engine, conversation_id, owner=user)
         if found is None:
             self.conversation_id = ""
             self.stored_conversation = ""
@@ -178,12 +211,18 @@ class ChatState(rx.State):
             ),
         )
 
-    def _rerender(self) -> None:
+    async def _rerender(self) -> None:
         if not self.conversation_id or self.running:
             return
         # Rebuild from the cached turns; cheap, and the language or an expansion changed.
         host_cache = current_host()
         if host_cache is None:
+            return
+        user = await self.current_user(host_cache)
+        if user is None or (
+            conv_store.get_conversation(host_cache.engine, self.conversation_id, owner=user) is None
+        ):
+            self._forget_everything()
             return
         self.messages = [
             self._message_vm(host_cache, m)
@@ -204,54 +243,68 @@ class ChatState(rx.State):
         if self.running:
             return
         host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return
         self.error = ""
-        self._open(host, conversation_id)
+        self._open(host, user, conversation_id)
 
     @rx.event
-    def start_rename(self, conversation_id: str) -> None:
-        self.renaming = conversation_id
+    async def start_rename(self, conversation_id: str) -> None:
+        host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return
+        if conv_store.get_conversation(host.engine, conversation_id, owner=user) is not None:
+            self.renaming = conversation_id
 
     @rx.event
     async def rename_chat(self, form: dict[str, Any]) -> None:
         host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return
         title = str(form.get("title", "")).strip()
         if self.renaming and title:
-            conv_store.rename_conversation(host.engine, self.renaming, title[:200])
+            conv_store.rename_conversation(host.engine, self.renaming, title[:200], owner=user)
         self.renaming = ""
-        self._refresh_conversations(host)
+        self._refresh_conversations(host, user)
 
     @rx.event
     async def delete_chat(self, conversation_id: str) -> None:
         if self.running and conversation_id == self.conversation_id:
             return
         host = await get_host()
-        conv_store.delete_conversation(host.engine, conversation_id)
+        user = await self.current_user(host)
+        if user is None:
+            return
+        conv_store.delete_conversation(host.engine, conversation_id, owner=user)
         if conversation_id == self.conversation_id:
             self.conversation_id = ""
             self.stored_conversation = ""
             self.messages = []
-        self._refresh_conversations(host)
+        self._refresh_conversations(host, user)
 
     # --- cards and groups -----------------------------------------------------------------
 
     @rx.event
-    def toggle_card(self, call_id: str) -> None:
+    async def toggle_card(self, call_id: str) -> None:
         if call_id in self.expanded:
             self.expanded = [c for c in self.expanded if c != call_id]
         else:
             self.expanded = [*self.expanded, call_id]
-        self._rerender_live_or_history()
+        await self._rerender_live_or_history()
 
     @rx.event
-    def toggle_group(self, key: str, currently_open: bool) -> None:
+    async def toggle_group(self, key: str, currently_open: bool) -> None:
         self.group_open = {**self.group_open, key: not currently_open}
-        self._rerender_live_or_history()
+        await self._rerender_live_or_history()
 
-    def _rerender_live_or_history(self) -> None:
+    async def _rerender_live_or_history(self) -> None:
         if self.running:
             _WAKE.get(self.router.session.client_token, lambda: None)()
             return
-        self._rerender()
+        await self._rerender()
 
     # --- turns ----------------------------------------------------------------------------
 
@@ -261,20 +314,34 @@ class ChatState(rx.State):
         if not text or self.running:
             return None
         host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return None
+        if self.conversation_id and (
+            conv_store.get_conversation(host.engine, self.conversation_id, owner=user) is None
+        ):
+            self._forget_everything()
+            self.error = "That conversation is not available; start a new chat."
+            return None
         if not self.conversation_id:
+            agent = None
+            if self.agent_id != "default" and not self.agent_id.startswith(SPEC_PREFIX):
+                agent = agent_store.get_agent(host.engine, self.agent_id, owner=user)
             created = conv_store.create_conversation(
                 host.engine,
+                owner=user,
                 title=text.splitlines()[0][:60],
                 endpoint=self.endpoint,
                 model=self.model,
-                agent_id=None if self.agent_id == "default" else self.agent_id,
+                agent_id=str(agent.id) if agent is not None else None,
             )
             self.conversation_id = str(created.id)
             self.stored_conversation = self.conversation_id
-            self._refresh_conversations(host)
+            self._refresh_conversations(host, user)
         user_id = conv_store.add_user_message(host.engine, self.conversation_id, text)
         self.messages = [*self.messages, MessageVM(id=str(user_id), role="user", text=text)]
         self.running = True
+        self._turn_user = user
         self.error = ""
         return LiveState.run_turn(text)
 
@@ -301,6 +368,10 @@ class LiveState(ChatState):
         host = await get_host()
         async with self:
             chat = await self.get_state(ChatState)
+            # Only `send` arms a turn; an event sent straight to run_turn finds nothing.
+            user_id, chat._turn_user = chat._turn_user, ""
+            if not user_id:
+                return
             token = self.router.session.client_token
             conversation_id = chat.conversation_id
             endpoint, model, agent_id = chat.endpoint, chat.model, chat.agent_id
@@ -351,8 +422,14 @@ class LiveState(ChatState):
         last_flush = time.monotonic()
         final_error = ""
         try:
-            settings = {"endpoint": endpoint, "model": model, **_agent_settings(host, agent_id)}
-            run = host.runtime.start_turn(history=history, user_message=text, stop=stop, **settings)
+            settings = {
+                "endpoint": endpoint,
+                "model": model,
+                **_agent_settings(host, agent_id, user_id),
+            }
+            run = host.runtime.start_turn(
+                history=history, user_message=text, stop=stop, user_id=user_id, **settings
+            )
             async for event in run.events():
                 turn.apply(event)
                 recorder.apply(event)
@@ -399,13 +476,13 @@ class LiveState(ChatState):
             self.live_active = False
             chat.running = False
             chat.error = final_error
-            chat._refresh_conversations(host)
+            chat._refresh_conversations(host, user_id)
 
 
 _WAKE: dict[str, Any] = {}
 
 
-def _agent_settings(host: Host, agent_id: str) -> dict[str, Any]:
+def _agent_settings(host: Host, agent_id: str, user_id: str) -> dict[str, Any]:
     """What the picked agent changes about a turn: tools, options, instructions, and its
     own endpoint/model when it has one. The default (ephemeral) agent changes nothing:
     every tool, every eligible tool described. A model spec synthesises its options."""
@@ -422,9 +499,7 @@ def _agent_settings(host: Host, agent_id: str) -> dict[str, Any]:
         }
     if agent_id == "default":
         return {}
-    from intent_ui.store import agents as agent_store
-
-    agent = agent_store.get_agent(host.engine, agent_id)
+    agent = agent_store.get_agent(host.engine, agent_id, owner=user_id)
     if agent is None:
         return {}
     settings: dict[str, Any] = {

@@ -11,6 +11,7 @@ import reflex as rx
 
 from intent_ui.ui.builder_state import AgentRowVM, AgentsState, GroupVM, ToolRowVM
 from intent_ui.ui.components.capability_toggle import builder_text, capability_toggle
+from intent_ui.ui.pages.login import auth_note
 
 __all__ = ["UPLOAD_ID", "agents_page"]
 
@@ -54,18 +55,23 @@ def _agent_row(agent: rx.Var[AgentRowVM]) -> rx.Component:
                 "data-testid": "agent-duplicate",
             },
         ),
-        rx.el.button(
-            rx.icon("trash_2", size=13),
-            type="button",
-            class_name="iu-btn iu-btn-icon iu-btn-danger",
-            on_click=AgentsState.delete(agent.id),
-            custom_attrs={"aria-label": "Delete " + agent.name, "data-testid": "agent-delete"},
+        rx.cond(
+            agent.own,
+            rx.el.button(
+                rx.icon("trash_2", size=13),
+                type="button",
+                class_name="iu-btn iu-btn-icon iu-btn-danger",
+                on_click=AgentsState.delete(agent.id),
+                custom_attrs={"aria-label": "Delete " + agent.name, "data-testid": "agent-delete"},
+            ),
         ),
         class_name="iu-agent-row",
         custom_attrs={
             "data-testid": "agent-row",
             "data-agent-id": agent.id,
             "data-selected": rx.cond(agent.selected, "true", "false"),
+            "data-shared": rx.cond(agent.shared, "true", "false"),
+            "data-own": rx.cond(agent.own, "true", "false"),
         },
     )
 
@@ -157,6 +163,24 @@ def _form() -> rx.Component:
             rx.cond(
                 AgentsState.agent_id == "",
                 rx.el.span("New agent, not saved yet", class_name="iu-muted"),
+            ),
+            rx.cond(
+                AgentsState.read_only,
+                rx.el.span(
+                    "Shared with you, read-only: Duplicate it to change a copy.",
+                    class_name="iu-muted",
+                    custom_attrs={"data-testid": "agent-read-only"},
+                ),
+                rx.el.button(
+                    rx.cond(AgentsState.shared, "Shared with everyone", "Share read-only"),
+                    type="button",
+                    class_name="iu-btn",
+                    on_click=AgentsState.toggle_shared,
+                    custom_attrs={
+                        "data-testid": "agent-share",
+                        "aria-pressed": rx.cond(AgentsState.shared, "true", "false"),
+                    },
+                ),
             ),
             class_name="iu-field-row",
         ),
@@ -400,6 +424,7 @@ def agents_page() -> rx.Component:
     """The `/agents` page."""
     return rx.el.div(
         rx.el.link(rel="stylesheet", href="/builder.css"),
+        auth_note(),
         _agent_list(),
         _editor(),
         class_name="iu-builder",
