@@ -10,7 +10,10 @@ from intent_ui.config import load_config
 # AppHarness re-imports only this module for each app it starts, with a fresh state
 # registry: forget the page and state modules' states and import them again, so they
 # register with the app being built (also when a test imported them beforehand).
-for _name in [n for n in sys.modules if n.startswith("intent_ui.ui.") and n != "intent_ui.ui.host"]:
+# `intent_ui.ui.auth` holds the base of every page state: forget it last, while the
+# states built on it are still reachable from the root.
+_reloaded = [n for n in sys.modules if n.startswith("intent_ui.ui.") and n != "intent_ui.ui.host"]
+for _name in sorted(_reloaded, key=lambda n: n == "intent_ui.ui.auth"):
     reload_state_module(module=_name)
     del sys.modules[_name]
 
