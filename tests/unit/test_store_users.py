@@ -144,3 +144,25 @@ def test_rows_from_before_users_belong_to_the_local_user(tmp_path: Path) -> None
         assert len(actions.list_action_documents(engine, owner=None)) == 2
     finally:
         dispose_engines()
+
+
+def test_downgrade_keeps_the_local_users_rows_and_upgrades_again(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'down.db'}"
+    engine = init_db(url)
+    conv.create_conversation(engine, owner=LOCAL_USER_ID, endpoint="demo", model="m")
+    memory = DbMemoryStore(engine)
+    asyncio.run(memory.set(LOCAL_USER_ID, "tone", "brief"))
+    asyncio.run(memory.set("alice", "tone", "alice's"))
+    dispose_engines()
+    plain = create_engine(url)
+    with plain.begin() as connection:
+        command.downgrade(migration_config(connection), "0001_initial")
+        rows = connection.execute(text("SELECT key, value FROM memory_entries")).all()
+    plain.dispose()
+    assert [tuple(r) for r in rows] == [("tone", "brief")]
+    engine = init_db(url)
+    try:
+        assert len(conv.list_conversations(engine, owner=LOCAL_USER_ID)) == 1
+        assert asyncio.run(DbMemoryStore(engine).get_all(LOCAL_USER_ID)) == {"tone": "brief"}
+    finally:
+        dispose_engines()

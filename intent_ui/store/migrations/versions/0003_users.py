@@ -83,6 +83,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    # Memory keys were global before users: only the local user's entries fit back.
+    # Other users' conversations and agents stay, visible to everyone again.
     op.create_table(
         "memory_entries_old",
         sa.Column("key", sa.String(), nullable=False),
