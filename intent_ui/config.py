@@ -28,8 +28,12 @@ __all__ = [
     "DEFAULT_CONFIG_FILE",
     "DEFAULT_DEMO_PACING_MS",
     "DEFAULT_TOOL_TIMEOUT_S",
+    "DEFAULT_USER_HEADER",
+    "MIN_SECRET_CHARS",
     "ActionsConfig",
     "AppConfig",
+    "AuthConfig",
+    "AuthMode",
     "Capability",
     "ConfigError",
     "EndpointConfig",
@@ -41,6 +45,7 @@ __all__ = [
 ]
 
 EndpointKind = Literal["demo", "openai", "anthropic"]
+AuthMode = Literal["header", "password"]
 Capability = Literal["tool_intents", "run_in_background", "deferred_tools", "programmatic_tools"]
 
 ALL_CAPABILITIES: frozenset[Capability] = frozenset(get_args(Capability))
@@ -57,7 +62,10 @@ _ENV_DEFAULT_MODELS: dict[str, list[str]] = {
     "openai": ["gpt-4.1-mini"],
     "anthropic": ["claude-sonnet-4-5"],
 }
+DEFAULT_USER_HEADER = "X-Forwarded-User"
+MIN_SECRET_CHARS = 32
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -195,6 +203,46 @@ class ActionsConfig(_Section):
     own network)."""
 
 
+class AuthConfig(_Section):
+    """Who is using the app. Absent: one local user, no sign-in.
+
+    `header`: a reverse proxy in front of the app has signed the user in and names them
+    in `header` (requests without it are refused). `password`: users sign in with a name
+    and password (`python -m intent_ui users add NAME`); the session cookie is signed
+    with `secret`.
+    """
+
+    mode: AuthMode
+    header: str = DEFAULT_USER_HEADER
+    secret: str | None = None
+
+    @field_validator("header")
+    @classmethod
+    def _header_name(cls, header: str) -> str:
+        if not _HEADER_NAME.match(header):
+            raise ValueError(f"'{header}' is not an HTTP header name, e.g. {DEFAULT_USER_HEADER}")
+        return header
+
+    @model_validator(mode="after")
+    def _password_needs_a_secret(self) -> AuthConfig:
+        if self.mode != "password":
+            return self
+        if not self.secret:
+            raise _PathError(
+                ("auth", "secret"),
+                "required when mode is password: it signs the session cookies. Set it from "
+                "the environment, e.g. secret: ${INTENT_UI_SECRET}, with a value made by "
+                "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`",
+            )
+        if len(self.secret) < MIN_SECRET_CHARS:
+            raise _PathError(
+                ("auth", "secret"),
+                f"too short ({len(self.secret)} characters); use at least {MIN_SECRET_CHARS}, "
+                "e.g. from `python -c 'import secrets; print(secrets.token_urlsafe(32))'`",
+            )
+        return self
+
+
 class ModelSpec(_Section):
     """A preset: an endpoint + model with instructions and a `describe_intent` default."""
 
@@ -228,6 +276,7 @@ class AppConfig(_Section):
     database_url: str | None = None
     tool_timeout_s: float = Field(default=DEFAULT_TOOL_TIMEOUT_S, gt=0)
     """Seconds one tool call may run before it settles as an error (and is cancelled)."""
+    auth: AuthConfig | None = None
 
     @field_validator("endpoints", mode="before")
     @classmethod
@@ -514,6 +563,10 @@ def _expand_env_refs(data: dict[str, Any], env: Mapping[str, str], aliases: Alia
                         server[section] = values
             copied[name] = server
         data["mcp_servers"] = copied
+    auth = data.get("auth")
+    if isinstance(auth, dict):
+        auth = data["auth"] = dict(auth)
+        expand(auth, "secret", ("auth", "secret"))
     return problems
 
 
@@ -539,6 +592,7 @@ _SECTIONS: dict[str, type[BaseModel]] = {
     "web_search": WebSearchConfig,
     "actions": ActionsConfig,
     "model_specs": ModelSpec,
+    "auth": AuthConfig,
 }
 
 

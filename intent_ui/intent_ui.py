@@ -10,15 +10,20 @@ from intent_ui.config import load_config
 # AppHarness re-imports only this module for each app it starts, with a fresh state
 # registry: forget the page and state modules' states and import them again, so they
 # register with the app being built (also when a test imported them beforehand).
-for _name in [n for n in sys.modules if n.startswith("intent_ui.ui.") and n != "intent_ui.ui.host"]:
+# `intent_ui.ui.auth` holds the base of every page state: forget it last, while the
+# states built on it are still reachable from the root.
+_reloaded = [n for n in sys.modules if n.startswith("intent_ui.ui.") and n != "intent_ui.ui.host"]
+for _name in sorted(_reloaded, key=lambda n: n == "intent_ui.ui.auth"):
     reload_state_module(module=_name)
     del sys.modules[_name]
 
+from intent_ui.ui.auth import LOGIN_ROUTE  # noqa: E402
 from intent_ui.ui.builder_state import AgentsState  # noqa: E402
 from intent_ui.ui.intents_state import IntentsState  # noqa: E402
 from intent_ui.ui.pages.agents import agents_page  # noqa: E402
 from intent_ui.ui.pages.chat import chat_page  # noqa: E402
 from intent_ui.ui.pages.intents import intents_page  # noqa: E402
+from intent_ui.ui.pages.login import login_page  # noqa: E402
 from intent_ui.ui.state import ChatState  # noqa: E402
 
 # Refuse an invalid configuration at start, naming the key and the problem.
@@ -35,3 +40,4 @@ app.add_page(
 app.add_page(
     intents_page, route="/intents", title="Intents · Intent UI", on_load=IntentsState.load_page
 )
+app.add_page(login_page, route=LOGIN_ROUTE, title="Sign in · Intent UI")

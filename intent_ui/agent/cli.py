@@ -1,4 +1,5 @@
-"""`python -m intent_ui run "message"`: one agent turn in the terminal.
+"""`python -m intent_ui run "message"`: one agent turn in the terminal (and `users`, see
+`intent_ui.users_cli`).
 
 Without `--json` the turn is shown live: on a terminal each card's label updates in place
 (the group header above its cards, a spinner while a call is live, ✓ / ✗ / ⊘ once it
@@ -39,6 +40,7 @@ from intent_ui.core.events import (
 from intent_ui.core.labels import GROUP_HEADER_MIN_CALLS, sanitize_label
 from intent_ui.core.text import scrub_surrogates, terminal_text
 from intent_ui.core.turn import TurnView
+from intent_ui.users_cli import add_users_command, run_users_command
 
 __all__ = ["event_record", "main"]
 
@@ -90,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
         "--pacing-ms", type=float, metavar="N", help="demo model: milliseconds between chunks"
     )
     run.add_argument("--lang", default="en", help="language of the default labels (en, es, ja)")
+    add_users_command(commands)
     return parser
 
 
@@ -105,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stdout)
         return EXIT_OK
+    if args.command == "users":
+        return run_users_command(args)
     if args.command == "run":
         # An argument that is not valid UTF-8 arrives with lone surrogates (Python's
         # surrogateescape); the request body could not carry them.

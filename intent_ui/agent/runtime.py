@@ -1,7 +1,8 @@
 """The agent runtime: configuration in, providers, tools and turns out.
 
 `AgentRuntime` owns what outlives a single turn: the MCP servers, the tool list, one
-shared `httpx.AsyncClient` for every HTTP provider, and the memory store. The web app
+shared `httpx.AsyncClient` for every HTTP provider, and the memory store. A turn runs for
+one user (`start_turn(user_id=...)`): it gets that user's imported actions and memories. The web app
 keeps one for the process; the CLI makes one per command.
 
     runtime = AgentRuntime(load_config())
@@ -29,7 +30,12 @@ from intent_ui.agent.providers.openai import OpenAIProvider
 from intent_ui.agent.run import TurnRun, run_turn
 from intent_ui.agent.tools.base import Tool
 from intent_ui.agent.tools.mcp import McpManager
-from intent_ui.agent.tools.memory import InMemoryMemoryStore, MemoryStore
+from intent_ui.agent.tools.memory import (
+    MEMORY_DEFAULT_OWNER,
+    InMemoryMemoryStore,
+    MemoryStore,
+    MemoryTool,
+)
 from intent_ui.agent.tools.registry import build_tools
 from intent_ui.config import DEFAULT_DEMO_PACING_MS, AppConfig, EndpointConfig, ModelSpec
 from intent_ui.core.capabilities.intent import (
@@ -92,6 +98,7 @@ class AgentRuntime:
         self._providers: dict[str, Provider] = {}
         self._mcp: McpManager | None = None
         self._tools: list[Tool] = []
+        self._actions: dict[str, list[Tool]] = {}
         self._started = False
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -110,10 +117,9 @@ class AgentRuntime:
         for warning in unknown_spec_tools(self.config.model_specs, self._tools):
             logger.warning("%s", warning)
 
-    def set_action_tools(self, actions: Sequence[Tool]) -> None:
-        """Replace the imported OpenAPI action tools (after an import or a delete)."""
-        kept = [tool for tool in self._tools if tool.kind != "action"]
-        self._tools = [*kept, *actions]
+    def set_action_tools(self, actions_by_owner: Mapping[str, Sequence[Tool]]) -> None:
+        """Replace the imported OpenAPI action tools, per owning user (after an import)."""
+        self._actions = {owner: list(tools) for owner, tools in actions_by_owner.items()}
 
     async def aclose(self) -> None:
         """Close providers, the shared HTTP client and the MCP servers; safe to call twice."""
@@ -201,18 +207,28 @@ class AgentRuntime:
 
     @property
     def tools(self) -> list[Tool]:
-        """Every available tool (after `start()`)."""
+        """Every tool available to all users (after `start()`): no imported actions."""
         return list(self._tools)
 
-    def tools_for(self, agent_tool_ids: Sequence[str] | None) -> list[Tool]:
+    def user_tools(self, user_id: str | None = None) -> list[Tool]:
+        """Every tool available to one user: the shared tools bound to the user (their
+        memories), then the actions they imported. None is the local user."""
+        owner = user_id or MEMORY_DEFAULT_OWNER
+        bound = [t.for_owner(owner) if isinstance(t, MemoryTool) else t for t in self._tools]
+        return [*bound, *self._actions.get(owner, ())]
+
+    def tools_for(
+        self, agent_tool_ids: Sequence[str] | None, user_id: str | None = None
+    ) -> list[Tool]:
         """The agent's tools in offer order; None is the default agent (every tool).
 
         Ids that name no available tool (an MCP server that is down) are skipped.
         """
+        tools = self.user_tools(user_id)
         if agent_tool_ids is None:
-            return list(self._tools)
+            return tools
         wanted = set(agent_tool_ids)
-        return [tool for tool in self._tools if tool.tool_id in wanted]
+        return [tool for tool in tools if tool.tool_id in wanted]
 
     def default_tool_options(self) -> dict[str, Any]:
         """The default (ephemeral) agent's options: describe every eligible tool."""
@@ -250,10 +266,12 @@ class AgentRuntime:
         stop: asyncio.Event | None = None,
         max_rounds: int = 8,
         seq: SeqCounter | None = None,
+        user_id: str | None = None,
     ) -> TurnRun:
         """Prepare a turn on an endpoint; iterate the returned `TurnRun` to run it.
 
-        `tool_options` None means the default agent's options.
+        `tool_options` None means the default agent's options. `user_id` is whose turn it
+        is (their memories and actions); None is the local user.
         """
         found = self.endpoint(endpoint)
         return run_turn(
@@ -261,7 +279,7 @@ class AgentRuntime:
             model=model or self.default_model(found.name),
             history=list(history),
             user_message=user_message,
-            tools=self.tools_for(agent_tool_ids),
+            tools=self.tools_for(agent_tool_ids, user_id),
             tool_options=self.default_tool_options() if tool_options is None else tool_options,
             capabilities=frozenset(self.config.capabilities),
             system=system,

@@ -49,6 +49,7 @@ from intent_ui.core.events import (
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv_store
 from intent_ui.store.db import StoreError
+from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import EventLog
 
 __all__ = [
@@ -91,6 +92,7 @@ class TurnRequest:
     endpoint: str
     model: str
     agent_id: str = DEFAULT_AGENT_ID
+    user_id: str = LOCAL_USER_ID
 
 
 class TurnSession:
@@ -301,7 +303,9 @@ class TurnSessions:
         # Claimed before the first await, so two starts cannot both pass the check.
         self._starting.add(conversation_id)
         try:
-            settings = await asyncio.to_thread(agent_settings, self, request.agent_id)
+            settings = await asyncio.to_thread(
+                agent_settings, self, request.agent_id, request.user_id
+            )
             history = await asyncio.to_thread(
                 conv_store.history, self._engine, request.conversation_id
             )
@@ -331,6 +335,7 @@ class TurnSessions:
                 user_message=request.text,
                 stop=session.stop_requested,
                 seq=session.seq,
+                user_id=request.user_id,
                 **{"endpoint": request.endpoint, "model": request.model, **settings},
             )
             events = run.events()
@@ -375,11 +380,13 @@ async def _failed(seq: SeqCounter, error: str) -> AsyncIterator[TurnEvent]:
     yield TurnDone(seq.next(), "error", error)
 
 
-def agent_settings(sessions: TurnSessions, agent_id: str) -> Mapping[str, Any]:
+def agent_settings(
+    sessions: TurnSessions, agent_id: str, user_id: str = LOCAL_USER_ID
+) -> Mapping[str, Any]:
     """What the picked agent changes about a turn: tools, options, instructions, and its
     own endpoint/model when it has one. The default (ephemeral) agent changes nothing:
     every tool, every eligible tool described. A model spec synthesises its options.
-    Blocking (reads the agent's row)."""
+    An agent `user_id` may not read changes nothing either. Blocking (reads the row)."""
     config, runtime = sessions.config, sessions.runtime
     if agent_id.startswith(SPEC_PREFIX):
         name = agent_id[len(SPEC_PREFIX) :]
@@ -396,7 +403,7 @@ def agent_settings(sessions: TurnSessions, agent_id: str) -> Mapping[str, Any]:
         return {}
     from intent_ui.store import agents as agent_store
 
-    agent = agent_store.get_agent(sessions.engine, agent_id)
+    agent = agent_store.get_agent(sessions.engine, agent_id, owner=user_id)
     if agent is None:
         return {}
     settings: dict[str, Any] = {

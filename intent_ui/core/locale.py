@@ -123,6 +123,16 @@ _EN: dict[str, str] = {
     "builder.saved": "Saved “{name}”.",
     "builder.created": "Created “{name}”.",
     "builder.deleted": "Agent deleted.",
+    "builder.read_only": (
+        "This agent is shared by its owner and is read-only for you; Duplicate it to make "
+        "your own copy."
+    ),
+    "builder.read_only_note": "Shared with you, read-only: Duplicate it to change a copy.",
+    "builder.share": "Share read-only",
+    "builder.shared": "Shared with everyone",
+    "builder.error_not_owner_delete": (
+        "Only its owner can delete an agent, and only while it exists."
+    ),
     "builder.imported": "Imported {n} actions from {title}.",
     "builder.imported#one": "Imported 1 action from {title}.",
     "builder.toggle_name": "{text}: {purpose}",
@@ -276,6 +286,16 @@ _ES: dict[str, str] = {
     "builder.saved": "Se guardó «{name}».",
     "builder.created": "Se creó «{name}».",
     "builder.deleted": "Agente eliminado.",
+    "builder.read_only": (
+        "Su propietario comparte este agente y para ti es de solo lectura; duplícalo para "
+        "tener tu propia copia."
+    ),
+    "builder.read_only_note": "Compartido contigo, solo lectura: duplícalo para cambiar una copia.",
+    "builder.share": "Compartir (solo lectura)",
+    "builder.shared": "Compartido con todos",
+    "builder.error_not_owner_delete": (
+        "Solo su propietario puede eliminar un agente, y solo mientras exista."
+    ),
     "builder.imported": "Se importaron {n} acciones de {title}.",
     "builder.imported#one": "Se importó 1 acción de {title}.",
     "builder.toggle_name": "{text}: {purpose}",
@@ -436,6 +456,16 @@ _JA: dict[str, str] = {
     "builder.saved": "「{name}」を保存しました。",
     "builder.created": "「{name}」を作成しました。",
     "builder.deleted": "エージェントを削除しました。",
+    "builder.read_only": (
+        "このエージェントは所有者が共有しているため、あなたには読み取り専用です。"
+        "自分用のコピーを作るには複製してください。"
+    ),
+    "builder.read_only_note": "共有されています（読み取り専用）。変更するには複製してください。",
+    "builder.share": "読み取り専用で共有",
+    "builder.shared": "全員と共有中",
+    "builder.error_not_owner_delete": (
+        "エージェントを削除できるのは所有者だけです（存在する間のみ）。"
+    ),
     "builder.imported": "{title} から {n} 個のアクションをインポートしました。",
     "builder.toggle_name": "{text}：{purpose}",
     "builder.describe_intent_short": "説明",

@@ -1,8 +1,9 @@
 """Persistence: SQLModel tables, alembic migrations, and the queries the app runs.
 
 Open the database with `init_db()` (SQLite file by default, `DB_URL` for PostgreSQL), then
-use the function modules: `conversations`, `turns` (a turn's event log), `agents`, and
-`memory`. The package imports no Reflex, so the CLI can use it.
+use the function modules: `conversations`, `turns` (a turn's event log), `agents`,
+`memory`, and `users` (who owns all of those). The package imports no Reflex, so the
+CLI can use it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from intent_ui.store.agents import (
     delete_agent,
     duplicate_agent,
     get_agent,
+    get_own_agent,
     list_agents,
     set_tool_option,
     set_tool_options_bulk,
@@ -39,10 +41,19 @@ from intent_ui.store.db import (
     init_db,
 )
 from intent_ui.store.memory import DbMemoryStore
-from intent_ui.store.models import Agent, Conversation, MemoryEntry, Message, TurnEventRow
+from intent_ui.store.models import (
+    LOCAL_USER_ID,
+    Agent,
+    Conversation,
+    MemoryEntry,
+    Message,
+    TurnEventRow,
+    User,
+)
 from intent_ui.store.turns import EventLog, load_events, mark_interrupted
 
 __all__ = [
+    "LOCAL_USER_ID",
     "Agent",
     "Conversation",
     "DatabaseError",
@@ -53,6 +64,7 @@ __all__ = [
     "NotFoundError",
     "StoreError",
     "TurnEventRow",
+    "User",
     "add_user_message",
     "create_agent",
     "create_conversation",
@@ -63,6 +75,7 @@ __all__ = [
     "duplicate_agent",
     "get_agent",
     "get_conversation",
+    "get_own_agent",
     "history",
     "init_db",
     "list_agents",

@@ -3,7 +3,9 @@
 The table lives here rather than in `models.py`, whose tables the alembic migrations own:
 `init_action_store(engine)` creates just this table (`create_all(tables=[...])`), which is
 idempotent. Importing a document for a domain that already has one replaces it, so the
-tool ids of that API stay stable (`{operationId}_action_{encoded_domain}`).
+tool ids of that API stay stable (`{operationId}_action_{encoded_domain}`). Documents belong
+to the user who imported them (`owner`, a user id): one document per owner and domain, and
+each function sees only the owner's rows.
 
 The store keeps the parsed document as JSON text and knows nothing about OpenAPI:
 `intent_ui.agent.tools.actions` turns rows back into tools.
@@ -16,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, Text
+from sqlalchemy import Engine, Text, UniqueConstraint
 from sqlmodel import Field, Session, SQLModel, select
 
 from intent_ui.store.db import store_errors
@@ -34,9 +36,13 @@ __all__ = [
 
 class ActionDocument(SQLModel, table=True):
     __tablename__ = "action_documents"
+    __table_args__ = (
+        UniqueConstraint("owner_id", "encoded_domain", name="uq_action_documents_owner_domain"),
+    )
 
     id: str = Field(default_factory=new_id, primary_key=True)
-    encoded_domain: str = Field(index=True, unique=True)
+    owner_id: str = Field(index=True)
+    encoded_domain: str = Field(index=True)
     domain: str
     title: str = Field(sa_type=Text)
     source: str = Field(sa_type=Text)  # the URL or the uploaded file's name
@@ -49,6 +55,7 @@ class StoredAction:
     """A stored document, decoded."""
 
     id: str
+    owner_id: str
     encoded_domain: str
     domain: str
     title: str
@@ -72,6 +79,7 @@ def _decoded(row: ActionDocument) -> StoredAction:
     document = decode_json(row.document_json, {})
     return StoredAction(
         id=row.id,
+        owner_id=row.owner_id,
         encoded_domain=row.encoded_domain,
         domain=row.domain,
         title=row.title,
@@ -85,6 +93,7 @@ def _decoded(row: ActionDocument) -> StoredAction:
 def save_action_document(
     engine: Engine,
     *,
+    owner: str,
     encoded_domain: str,
     domain: str,
     title: str,
@@ -92,14 +101,17 @@ def save_action_document(
     document: dict[str, Any],
     now: Callable[[], float],
 ) -> StoredAction:
-    """Store a document for its domain, replacing an earlier one for the same domain."""
+    """Store `owner`'s document for its domain, replacing their earlier one for it."""
     init_action_store(engine)
     with Session(engine) as session:
         row = session.exec(
-            select(ActionDocument).where(ActionDocument.encoded_domain == encoded_domain)
+            select(ActionDocument).where(
+                ActionDocument.owner_id == owner, ActionDocument.encoded_domain == encoded_domain
+            )
         ).first()
         if row is None:
             row = ActionDocument(
+                owner_id=owner,
                 encoded_domain=encoded_domain,
                 domain=domain,
                 title=title,
@@ -117,21 +129,24 @@ def save_action_document(
 
 
 @store_errors("list the action documents")
-def list_action_documents(engine: Engine) -> list[StoredAction]:
-    """Every stored document, oldest first."""
+def list_action_documents(engine: Engine, *, owner: str | None) -> list[StoredAction]:
+    """`owner`'s stored documents (everyone's for None, when loading every user's action
+    tools at start), oldest first."""
     init_action_store(engine)
+    statement = select(ActionDocument).order_by(ActionDocument.created_at)
+    if owner is not None:
+        statement = statement.where(ActionDocument.owner_id == owner)
     with Session(engine) as session:
-        rows = session.exec(select(ActionDocument).order_by(ActionDocument.created_at)).all()
-        return [_decoded(row) for row in rows]
+        return [_decoded(row) for row in session.exec(statement).all()]
 
 
 @store_errors("delete the action document")
-def delete_action_document(engine: Engine, document_id: str) -> bool:
-    """Remove a stored document; False when there was none with that id."""
+def delete_action_document(engine: Engine, document_id: str, *, owner: str) -> bool:
+    """Remove `owner`'s stored document; False when they have none with that id."""
     init_action_store(engine)
     with Session(engine) as session:
         row = session.get(ActionDocument, document_id)
-        if row is None:
+        if row is None or row.owner_id != owner:
             return False
         session.delete(row)
         session.commit()

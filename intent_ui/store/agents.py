@@ -10,6 +10,12 @@ switch of the background toggles:
   tool's entry when nothing is left in it, so "off" is stored as absence;
 - sibling keys and other tools are untouched, and the stored dict is never mutated in
   place: `with_tool_option` builds a new one.
+
+Ownership: every function takes the acting user (`owner`, a user id). An agent is visible
+to its owner and, when `shared`, to everyone (`get_agent`, `list_agents`, and
+`duplicate_agent`, whose copy belongs to the one duplicating); it is changed or deleted
+only by its owner (`update_agent`, `set_tool_option`, `set_tool_options_bulk`,
+`delete_agent` treat anyone else's agent as absent).
 """
 
 from __future__ import annotations
@@ -18,8 +24,8 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sqlalchemy import Engine, delete, update
-from sqlmodel import col, select
+from sqlalchemy import Engine, delete, or_, update
+from sqlmodel import Session, col, select
 
 from intent_ui.store.db import open_session, store_errors
 from intent_ui.store.models import Agent, Clock, Conversation, encode_json
@@ -32,6 +38,7 @@ __all__ = [
     "delete_agent",
     "duplicate_agent",
     "get_agent",
+    "get_own_agent",
     "list_agents",
     "set_tool_option",
     "set_tool_options_bulk",
@@ -70,17 +77,21 @@ def with_tool_option(
 def create_agent(
     engine: Engine,
     *,
+    owner: str,
     name: str,
     instructions: str = "",
     endpoint: str | None = None,
     model: str | None = None,
     tools: Iterable[str] = (),
     tool_options: Mapping[str, Mapping[str, Any]] | None = None,
+    shared: bool = False,
     now: Clock = time.time,
 ) -> Agent:
     """Create and return an agent. Raises ValueError for a blank name."""
     stamp = now()
     agent = Agent(
+        owner_id=owner,
+        shared=shared,
         name=_name(name),
         instructions=instructions,
         endpoint=endpoint,
@@ -97,16 +108,33 @@ def create_agent(
 
 
 @store_errors("read the agent")
-def get_agent(engine: Engine, agent_id: str) -> Agent | None:
+def get_agent(engine: Engine, agent_id: str, *, owner: str) -> Agent | None:
+    """The agent if `owner` may read it (theirs, or shared); None otherwise."""
     with open_session(engine) as session:
-        return session.get(Agent, agent_id)
+        agent = session.get(Agent, agent_id)
+    return agent if agent is not None and (agent.owner_id == owner or agent.shared) else None
+
+
+def get_own_agent(engine: Engine, agent_id: str, *, owner: str) -> Agent | None:
+    """The agent if `owner` may change it (theirs); None otherwise."""
+    with open_session(engine) as session:
+        return _own(session, agent_id, owner)
+
+
+def _own(session: Session, agent_id: str, owner: str) -> Agent | None:
+    agent = session.get(Agent, agent_id)
+    return agent if agent is not None and agent.owner_id == owner else None
 
 
 @store_errors("list the agents")
-def list_agents(engine: Engine) -> list[Agent]:
-    """Every agent, by name (case-insensitive), then oldest first."""
+def list_agents(engine: Engine, *, owner: str) -> list[Agent]:
+    """The agents `owner` may read (theirs and shared ones), by name (case-insensitive),
+    then oldest first."""
+    statement = select(Agent).where(
+        or_(col(Agent.owner_id) == owner, col(Agent.shared) == True)  # noqa: E712
+    )
     with open_session(engine) as session:
-        agents = list(session.exec(select(Agent)))
+        agents = list(session.exec(statement))
     return sorted(agents, key=lambda a: (a.name.casefold(), a.created_at, a.id))
 
 
@@ -115,15 +143,17 @@ def update_agent(
     engine: Engine,
     agent_id: str,
     *,
+    owner: str,
     name: str = _UNSET,
     instructions: str = _UNSET,
     endpoint: str | None = _UNSET,
     model: str | None = _UNSET,
     tools: Iterable[str] = _UNSET,
     tool_options: Mapping[str, Mapping[str, Any]] = _UNSET,
+    shared: bool = _UNSET,
     now: Clock = time.time,
 ) -> Agent | None:
-    """Change the given fields; None when the agent does not exist.
+    """Change the given fields; None when the agent does not exist or is not `owner`'s.
 
     Raises ValueError for a blank name.
     """
@@ -140,17 +170,23 @@ def update_agent(
         values["tools_json"] = encode_json(_tool_ids(tools))
     if tool_options is not _UNSET:
         values["tool_options_json"] = encode_json(_copy_options(tool_options))
-    return _update(engine, agent_id, values, now)
+    if shared is not _UNSET:
+        values["shared"] = bool(shared)
+    return _update(engine, agent_id, owner, values, now)
 
 
 @store_errors("duplicate the agent")
-def duplicate_agent(engine: Engine, agent_id: str, *, now: Clock = time.time) -> Agent | None:
-    """A new agent copying every setting, named "Copy of X"; None when not found."""
-    original = get_agent(engine, agent_id)
+def duplicate_agent(
+    engine: Engine, agent_id: str, *, owner: str, now: Clock = time.time
+) -> Agent | None:
+    """A new agent of `owner`'s copying every setting, named "Copy of X" (not shared);
+    None when the original is not readable by `owner`."""
+    original = get_agent(engine, agent_id, owner=owner)
     if original is None:
         return None
     return create_agent(
         engine,
+        owner=owner,
         name=f"Copy of {original.name}",
         instructions=original.instructions,
         endpoint=original.endpoint,
@@ -162,9 +198,15 @@ def duplicate_agent(engine: Engine, agent_id: str, *, now: Clock = time.time) ->
 
 
 @store_errors("delete the agent")
-def delete_agent(engine: Engine, agent_id: str) -> bool:
-    """Delete an agent; chats that used it fall back to the default agent. False if absent."""
+def delete_agent(engine: Engine, agent_id: str, *, owner: str) -> bool:
+    """Delete an agent; chats that used it fall back to the default agent. False if absent
+    or not `owner`'s."""
     with engine.begin() as connection:
+        owned = connection.execute(
+            select(Agent.id).where(col(Agent.id) == agent_id, col(Agent.owner_id) == owner)
+        ).first()
+        if owned is None:
+            return False
         connection.execute(
             update(Conversation).where(col(Conversation.agent_id) == agent_id).values(agent_id=None)
         )
@@ -180,6 +222,7 @@ def set_tool_option(
     key: str,
     value: ToolOptionValue,
     *,
+    owner: str,
     now: Clock = time.time,
 ) -> Agent | None:
     """Set or clear one switch of one tool (module rules); None when the agent is absent.
@@ -188,7 +231,7 @@ def set_tool_option(
     """
     _option_value(key, value)  # validate before touching the database
     with open_session(engine) as session:
-        agent = session.get(Agent, agent_id)
+        agent = _own(session, agent_id, owner)
         if agent is None:
             return None
         agent.tool_options_json = encode_json(
@@ -208,6 +251,7 @@ def set_tool_options_bulk(
     key: str,
     on: bool,
     *,
+    owner: str,
     now: Clock = time.time,
 ) -> Agent | None:
     """Turn one boolean switch on or off for many tools at once ("Describe all")."""
@@ -217,7 +261,7 @@ def set_tool_options_bulk(
             f"{', '.join(sorted(BOOLEAN_TOOL_OPTIONS))}."
         )
     with open_session(engine) as session:
-        agent = session.get(Agent, agent_id)
+        agent = _own(session, agent_id, owner)
         if agent is None:
             return None
         options: dict[str, dict[str, Any]] = agent.tool_options
@@ -230,9 +274,11 @@ def set_tool_options_bulk(
         return agent
 
 
-def _update(engine: Engine, agent_id: str, values: dict[str, Any], now: Clock) -> Agent | None:
+def _update(
+    engine: Engine, agent_id: str, owner: str, values: dict[str, Any], now: Clock
+) -> Agent | None:
     with open_session(engine) as session:
-        agent = session.get(Agent, agent_id)
+        agent = _own(session, agent_id, owner)
         if agent is None:
             return None
         for name, value in values.items():

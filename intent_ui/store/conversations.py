@@ -6,6 +6,10 @@ into the neutral provider shape (see `intent_ui.agent.providers.base.ChatRequest
 tool block (one provider round), an assistant message with the text that came before it
 and its `tool_calls`, then one `tool` message per call; trailing text last.
 
+Every function that names a conversation by id takes its `owner` (a user id) and treats
+another user's conversation as absent; `messages`, `history` and the appenders are called
+only with an id that an owner-checked function returned.
+
 A call that never finished (interrupted, cancelled, or still marked running) still gets a
 `tool` result, as an error, because providers reject a tool call without a result.
 """
@@ -17,7 +21,7 @@ import time
 from typing import Any
 
 from sqlalchemy import Engine, delete, func, update
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 
 from intent_ui.core.turn import CallRecord, TextPart, TurnView
 from intent_ui.store.db import NotFoundError, open_session, store_errors
@@ -51,6 +55,7 @@ _FAILED_RESULT = "The tool call failed."
 def create_conversation(
     engine: Engine,
     *,
+    owner: str,
     endpoint: str,
     model: str,
     title: str = DEFAULT_TITLE,
@@ -60,6 +65,7 @@ def create_conversation(
     """Create and return a conversation; a blank title becomes `DEFAULT_TITLE`."""
     stamp = now()
     conversation = Conversation(
+        owner_id=owner,
         title=title.strip() or DEFAULT_TITLE,
         endpoint=endpoint,
         model=model,
@@ -74,16 +80,26 @@ def create_conversation(
 
 
 @store_errors("read the conversation")
-def get_conversation(engine: Engine, conversation_id: str) -> Conversation | None:
+def get_conversation(engine: Engine, conversation_id: str, *, owner: str) -> Conversation | None:
+    """The conversation; None when it does not exist or belongs to someone else."""
     with open_session(engine) as session:
-        return session.get(Conversation, conversation_id)
+        return _owned(session, conversation_id, owner)
+
+
+def _owned(session: Session, conversation_id: str, owner: str) -> Conversation | None:
+    found = session.get(Conversation, conversation_id)
+    return found if found is not None and found.owner_id == owner else None
 
 
 @store_errors("list the conversations")
-def list_conversations(engine: Engine, *, limit: int | None = None) -> list[Conversation]:
-    """Conversations, most recently active first."""
-    statement = select(Conversation).order_by(
-        col(Conversation.updated_at).desc(), col(Conversation.created_at).desc()
+def list_conversations(
+    engine: Engine, *, owner: str, limit: int | None = None
+) -> list[Conversation]:
+    """The owner's conversations, most recently active first."""
+    statement = (
+        select(Conversation)
+        .where(col(Conversation.owner_id) == owner)
+        .order_by(col(Conversation.updated_at).desc(), col(Conversation.created_at).desc())
     )
     if limit is not None:
         statement = statement.limit(max(limit, 0))
@@ -93,15 +109,15 @@ def list_conversations(engine: Engine, *, limit: int | None = None) -> list[Conv
 
 @store_errors("rename the conversation")
 def rename_conversation(
-    engine: Engine, conversation_id: str, title: str, *, now: Clock = time.time
+    engine: Engine, conversation_id: str, title: str, *, owner: str, now: Clock = time.time
 ) -> Conversation | None:
-    """Set the title; None when the conversation does not exist.
+    """Set the title; None when the conversation does not exist or is someone else's.
 
     Raises ValueError for a blank title (the UI keeps the old one).
     """
     if not title.strip():
         raise ValueError("A conversation title cannot be blank; type at least one character.")
-    return update_conversation(engine, conversation_id, title=title, now=now)
+    return update_conversation(engine, conversation_id, owner=owner, title=title, now=now)
 
 
 @store_errors("update the conversation")
@@ -109,15 +125,17 @@ def update_conversation(
     engine: Engine,
     conversation_id: str,
     *,
+    owner: str,
     title: str | None = None,
     endpoint: str | None = None,
     model: str | None = None,
     agent_id: str | None = _UNSET,
     now: Clock = time.time,
 ) -> Conversation | None:
-    """Change the given fields (`agent_id=None` detaches the agent); None when not found."""
+    """Change the given fields (`agent_id=None` detaches the agent); None when not found
+    or someone else's."""
     with open_session(engine) as session:
-        conversation = session.get(Conversation, conversation_id)
+        conversation = _owned(session, conversation_id, owner)
         if conversation is None:
             return None
         if title is not None and title.strip():
@@ -135,12 +153,20 @@ def update_conversation(
 
 
 @store_errors("delete the conversation")
-def delete_conversation(engine: Engine, conversation_id: str) -> bool:
-    """Delete a conversation with its messages and their event logs; False when not found."""
+def delete_conversation(engine: Engine, conversation_id: str, *, owner: str) -> bool:
+    """Delete a conversation with its messages and their event logs; False when not found
+    or someone else's."""
     message_ids = select(Message.id).where(Message.conversation_id == conversation_id)
     # Explicit deletes rather than relying on ON DELETE CASCADE, which SQLite only
     # honours on connections that enabled foreign keys (e.g. not on `rx.session()`).
     with engine.begin() as connection:
+        owned = connection.execute(
+            select(Conversation.id).where(
+                col(Conversation.id) == conversation_id, col(Conversation.owner_id) == owner
+            )
+        ).first()
+        if owned is None:
+            return False
         connection.execute(
             delete(TurnEventRow).where(col(TurnEventRow.message_id).in_(message_ids))
         )

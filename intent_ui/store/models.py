@@ -1,4 +1,5 @@
-"""The tables: conversations, their messages and turn event logs, agents, memory entries.
+"""The tables: users, conversations, their messages and turn event logs, agents, memory
+entries.
 
 Plain `sqlmodel.SQLModel` tables (what Reflex's `rx.Model` is built on), so the CLI never
 imports Reflex while `rx.session()` still works with them. The schema is owned by the
@@ -29,6 +30,7 @@ from sqlmodel import Field, SQLModel
 from intent_ui.store.capture_events import CaptureEvent
 
 __all__ = [
+    "LOCAL_USER_ID",
     "STORE_TABLES",
     "Agent",
     "Clock",
@@ -36,6 +38,7 @@ __all__ = [
     "MemoryEntry",
     "Message",
     "TurnEventRow",
+    "User",
     "decode_json",
     "encode_json",
     "new_id",
@@ -43,6 +46,9 @@ __all__ = [
 
 Clock = Callable[[], float]
 """Returns the current time in epoch seconds; `time.time` in the app, a counter in tests."""
+
+LOCAL_USER_ID = "local"
+"""The one user of an install without `auth:`; also the owner of rows older than users."""
 
 
 def new_id() -> str:
@@ -68,11 +74,28 @@ def decode_json(text: str | None, default: Any = None) -> Any:
         return default
 
 
+class User(SQLModel, table=True):
+    """Someone who owns conversations, agents, memory and imported actions."""
+
+    __tablename__ = "users"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    name: str = Field(sa_type=Text, unique=True)
+    # NULL for users who never sign in with a password (the local and header users).
+    password_hash: str | None = Field(default=None, sa_type=Text, nullable=True)
+    created_at: float
+
+
+# Owners are not foreign keys: a user row is never deleted by the app, and the owner
+# filter in every query is what keeps users apart.
+
+
 class Conversation(SQLModel, table=True):
     __tablename__ = "conversations"
     __table_args__ = (Index("ix_conversations_updated_at", "updated_at"),)
 
     id: str = Field(default_factory=new_id, primary_key=True)
+    owner_id: str = Field(index=True)
     title: str = Field(sa_type=Text)
     endpoint: str
     model: str
@@ -126,6 +149,10 @@ class Agent(SQLModel, table=True):
     __tablename__ = "agents"
 
     id: str = Field(default_factory=new_id, primary_key=True)
+    owner_id: str = Field(index=True)
+    # A shared agent is readable (and usable in chats) by every user; only its owner
+    # edits or deletes it.
+    shared: bool = False
     name: str = Field(sa_type=Text)
     instructions: str = Field(default="", sa_type=Text)
     endpoint: str | None = Field(default=None, nullable=True)
@@ -152,6 +179,8 @@ class Agent(SQLModel, table=True):
 class MemoryEntry(SQLModel, table=True):
     __tablename__ = "memory_entries"
 
+    # Keys are unique per owner: two users may both remember a `tone`.
+    owner_id: str = Field(primary_key=True)
     key: str = Field(primary_key=True)
     value: str = Field(sa_type=Text)
     updated_at: float
@@ -159,6 +188,7 @@ class MemoryEntry(SQLModel, table=True):
 
 STORE_TABLES: frozenset[str] = frozenset(
     {
+        User.__tablename__,
         Conversation.__tablename__,
         Message.__tablename__,
         TurnEventRow.__tablename__,

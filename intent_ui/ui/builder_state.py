@@ -6,6 +6,10 @@ the database the moment they change (so a reload shows them); its name, instruct
 endpoint and model are written by Save. A new agent is a draft until Save creates it with
 everything chosen so far.
 
+Every handler resolves the signed-in user first and reaches agents and imported actions
+only through the owner-filtered store. A shared agent of someone else's opens read-only:
+it can be used and duplicated, not changed.
+
 `build_view` (pure) turns the catalogue of tools, an agent's `tool_options` and picks, the
 enabled capabilities and the token costs into the display records the page renders, in the
 reader's language. Every string the page shows comes from the locale catalogue
@@ -52,6 +56,7 @@ from intent_ui.core.tokens import (
 )
 from intent_ui.store import actions as action_store
 from intent_ui.store import agents as agent_store
+from intent_ui.ui.auth import AuthState
 from intent_ui.ui.host import Host, get_host, refresh_actions
 from intent_ui.ui.state import ChatState
 
@@ -102,6 +107,9 @@ BUILDER_KEYS = (
     "builder.import_url_label",
     "builder.import",
     "builder.importing",
+    "builder.read_only_note",
+    "builder.share",
+    "builder.shared",
 )
 """The page's fixed strings (`AgentsState.t`); per-row strings are built in the view models."""
 
@@ -163,6 +171,8 @@ class AgentRowVM:
     edit_label: str = ""
     duplicate_label: str = ""
     delete_label: str = ""
+    shared: bool = False
+    own: bool = True
 
 
 @dataclass(frozen=True)
@@ -329,12 +339,13 @@ def _builder_tool(tool: Any) -> BuilderTool:
     )
 
 
-def catalogue(host: Host, *, refresh: bool = False) -> tuple[list[BuilderTool], dict[str, str]]:
-    """Every tool an agent may pick (runtime tools, then imported actions), and why each
-    unavailable MCP server is unavailable. Cached per host (kept out of the Reflex state,
-    which is pickled); `refresh` rebuilds it after an import."""
-    global _catalogue_cache
-    cached = _catalogue_cache
+def catalogue(
+    host: Host, user: str, *, refresh: bool = False
+) -> tuple[list[BuilderTool], dict[str, str]]:
+    """Every tool `user`'s agents may pick (runtime tools, then the actions they imported),
+    and why each unavailable MCP server is unavailable. Cached per host and user (kept out
+    of the Reflex state, which is pickled); `refresh` rebuilds it after an import."""
+    cached = _catalogue_cache.get(user)
     if not refresh and cached is not None and cached[0] is host:
         return cached[1], cached[2]
     if refresh:
@@ -342,15 +353,15 @@ def catalogue(host: Host, *, refresh: bool = False) -> tuple[list[BuilderTool], 
     runtime_tools = host.runtime.tools
     tools = [_builder_tool(t) for t in runtime_tools]
     known = {t.tool_id for t in tools}
-    stored = action_store.list_action_documents(host.engine)
+    stored = action_store.list_action_documents(host.engine, owner=user)
     actions, _problems = load_action_tools((d.source, d.document) for d in stored)
     tools.extend(_builder_tool(a) for a in actions if a.tool_id not in known)
     unavailable = dict(host.runtime.mcp_failures)
-    _catalogue_cache = (host, tools, unavailable)
+    _catalogue_cache[user] = (host, tools, unavailable)
     return tools, unavailable
 
 
-_catalogue_cache: tuple[Host, list[BuilderTool], dict[str, str]] | None = None
+_catalogue_cache: dict[str, tuple[Host, list[BuilderTool], dict[str, str]]] = {}
 
 
 _COSTS: dict[tuple[str, str], ToolTokenCost] = {}
@@ -372,7 +383,7 @@ def _costs(tools: Sequence[BuilderTool]) -> dict[str, ToolTokenCost]:
 # --- the state ----------------------------------------------------------------------------
 
 
-class AgentsState(rx.State):
+class AgentsState(AuthState):
     """The agents page (`/agents`)."""
 
     agents: list[AgentRowVM] = []
@@ -399,6 +410,8 @@ class AgentsState(rx.State):
     import_url: str = ""
     importing: bool = False
     lang: str = DEFAULT_LANGUAGE
+    shared: bool = False
+    read_only: bool = False
     _tool_options: dict[str, Any] = {}
     _picked: list[str] = []
 
@@ -411,9 +424,19 @@ class AgentsState(rx.State):
 
     # --- lifecycle ------------------------------------------------------------------------
 
+    async def _user(self, host: Host) -> str | None:
+        user = await self.current_user(host)
+        if user is None:
+            self.agents, self.groups, self.agent_id = [], [], ""
+            self.error = self.auth_error
+        return user
+
     @rx.event
     async def load_page(self) -> Any:
         host = await get_host()
+        user = await self._user(host)
+        if user is None:
+            return await self.sign_in_redirect(host)
         caps = frozenset(host.config.capabilities)
         shown = set(visible_options(caps))
         self.show_intent = "describe_intent" in shown
@@ -421,19 +444,22 @@ class AgentsState(rx.State):
         self.show_defer = "defer_loading" in shown
         self.show_code_only = "allowed_callers" in shown
         self.endpoints = [e.name for e in host.config.endpoints]
-        await asyncio.to_thread(catalogue, host, refresh=True)
+        await asyncio.to_thread(catalogue, host, user, refresh=True)
         self.tokenizer = (await asyncio.to_thread(get_tokenizer)).name
-        self._refresh_agents(host)
+        self._refresh_agents(host, user)
         reopen = self.agent_id if any(a.id == self.agent_id for a in self.agents) else ""
-        if not reopen and not self.editing and self.agents:
-            latest = max(agent_store.list_agents(host.engine), key=lambda a: a.updated_at)
-            reopen = str(latest.id)
+        if not reopen and not self.editing:
+            own = [
+                a for a in agent_store.list_agents(host.engine, owner=user) if a.owner_id == user
+            ]
+            if own:
+                reopen = str(max(own, key=lambda a: a.updated_at).id)
         if reopen:
-            self._open(host, reopen)
-        elif not self.editing:
-            self._start_draft(host)
+            self._open(host, user, reopen)
+        elif not self.editing or self.agent_id:
+            self._start_draft(host, user)
         else:
-            self._render(host)
+            self._render(host, user)
         return rx.call_script("navigator.language || ''", callback=AgentsState.set_browser_lang)
 
     @rx.event
@@ -444,14 +470,17 @@ class AgentsState(rx.State):
         if lang != self.lang:
             self.lang = lang
             host = await get_host()
-            self._refresh_agents(host)
-            self._render(host)
+            user = await self._user(host)
+            if user is None:
+                return
+            self._refresh_agents(host, user)
+            self._render(host, user)
 
     # --- agents ---------------------------------------------------------------------------
 
-    def _refresh_agents(self, host: Host) -> None:
+    def _refresh_agents(self, host: Host, user: str) -> None:
         rows = []
-        for agent in agent_store.list_agents(host.engine):
+        for agent in agent_store.list_agents(host.engine, owner=user):
             rows.append(
                 AgentRowVM(
                     id=str(agent.id),
@@ -461,6 +490,8 @@ class AgentsState(rx.State):
                     edit_label=self._text("builder.edit_agent", name=agent.name),
                     duplicate_label=self._text("builder.duplicate_agent", name=agent.name),
                     delete_label=self._text("builder.delete_agent", name=agent.name),
+                    shared=agent.shared,
+                    own=agent.owner_id == user,
                 )
             )
         self.agents = rows
@@ -471,7 +502,7 @@ class AgentsState(rx.State):
         if self.model not in self.models:
             self.model = self.models[0] if self.models else ""
 
-    def _start_draft(self, host: Host) -> None:
+    def _start_draft(self, host: Host, user: str) -> None:
         self.agent_id = ""
         self.editing = True
         self.form_key = f"new-{time.monotonic_ns()}"
@@ -482,15 +513,17 @@ class AgentsState(rx.State):
         self._sync_models(host)
         self._tool_options = {}
         self._picked = []
+        self.shared = False
+        self.read_only = False
         self.error = ""
-        self._render(host)
+        self._render(host, user)
 
-    def _open(self, host: Host, agent_id: str) -> None:
-        agent = agent_store.get_agent(host.engine, agent_id)
+    def _open(self, host: Host, user: str, agent_id: str) -> None:
+        agent = agent_store.get_agent(host.engine, agent_id, owner=user)
         if agent is None:
             self.error = self._text("builder.error_agent_gone")
-            self._refresh_agents(host)
-            self._start_draft(host)
+            self._refresh_agents(host, user)
+            self._start_draft(host, user)
             return
         self.agent_id = str(agent.id)
         self.editing = True
@@ -502,12 +535,14 @@ class AgentsState(rx.State):
         self._sync_models(host)
         self._tool_options = agent.tool_options
         self._picked = agent.tools
+        self.shared = agent.shared
+        self.read_only = agent.owner_id != user
         self.error = ""
-        self._refresh_agents(host)
-        self._render(host)
+        self._refresh_agents(host, user)
+        self._render(host, user)
 
-    def _render(self, host: Host) -> None:
-        tools, unavailable = catalogue(host)
+    def _render(self, host: Host, user: str) -> None:
+        tools, unavailable = catalogue(host, user)
         view = build_view(
             tools,
             tool_options=self._tool_options,
@@ -525,33 +560,54 @@ class AgentsState(rx.State):
     @rx.event
     async def new_agent(self) -> None:
         host = await get_host()
+        user = await self._user(host)
+        if user is None:
+            return
         self.notice = ""
-        self._start_draft(host)
-        self._refresh_agents(host)
+        self._start_draft(host, user)
+        self._refresh_agents(host, user)
 
     @rx.event
     async def open_agent(self, agent_id: str) -> None:
         host = await get_host()
+        user = await self._user(host)
+        if user is None:
+            return
         self.notice = ""
-        self._open(host, agent_id)
+        self._open(host, user, agent_id)
 
     @rx.event
     async def set_endpoint(self, value: str) -> None:
         host = await get_host()
+        if host.config.endpoint(value) is None:
+            return  # only configured endpoints
         self.endpoint = value
         self._sync_models(host)
 
     @rx.event
     def set_model(self, value: str) -> None:
-        self.model = value
+        # `models` is the chosen endpoint's list, computed on the server.
+        if value in self.models:
+            self.model = value
 
     @rx.event
     async def save(self, form: dict[str, Any]) -> None:
         host = await get_host()
+        user = await self._user(host)
+        if user is None:
+            return
+        if self.read_only:
+            self.error = self._text("builder.read_only")
+            return
         name = str(form.get("name") or "").strip()
         instructions = str(form.get("instructions") or "")
-        self.endpoint = str(form.get("endpoint") or self.endpoint)
-        self.model = str(form.get("model") or self.model)
+        endpoint = str(form.get("endpoint") or self.endpoint)
+        if host.config.endpoint(endpoint) is not None:
+            self.endpoint = endpoint
+            self._sync_models(host)
+        model = str(form.get("model") or self.model)
+        if model in self.models:
+            self.model = model
         if not name:
             self.error = self._text("builder.error_name_required")
             return
@@ -563,100 +619,147 @@ class AgentsState(rx.State):
             "model": self.model or None,
         }
         if self.agent_id:
-            agent = agent_store.update_agent(host.engine, self.agent_id, **fields)
+            agent = agent_store.update_agent(host.engine, self.agent_id, owner=user, **fields)
             if agent is None:
                 self.error = self._text("builder.error_deleted_save_again")
                 self.agent_id = ""
                 return
         else:
             agent = agent_store.create_agent(
-                host.engine, **fields, tools=self._picked, tool_options=self._tool_options
+                host.engine,
+                owner=user,
+                **fields,
+                tools=self._picked,
+                tool_options=self._tool_options,
+                shared=self.shared,
             )
             self.agent_id = str(agent.id)
         self.error = ""
         self.notice = self._text("builder.saved", name=name)
-        self._refresh_agents(host)
+        self._refresh_agents(host, user)
+
+    @rx.event
+    async def toggle_shared(self) -> None:
+        host = await get_host()
+        user = await self._user(host)
+        if user is None:
+            return
+        if self.read_only:
+            self.error = self._text("builder.read_only")
+            return
+        self.shared = not self.shared
+        self._persist(host, user, shared=self.shared)
+        self._refresh_agents(host, user)
 
     @rx.event
     async def duplicate(self, agent_id: str) -> None:
         host = await get_host()
-        copy = agent_store.duplicate_agent(host.engine, agent_id)
+        user = await self._user(host)
+        if user is None:
+            return
+        copy = agent_store.duplicate_agent(host.engine, agent_id, owner=user)
         if copy is None:
             self.error = self._text("builder.error_cannot_duplicate")
-            self._refresh_agents(host)
+            self._refresh_agents(host, user)
             return
         self.notice = self._text("builder.created", name=copy.name)
-        self._open(host, str(copy.id))
+        self._open(host, user, str(copy.id))
 
     @rx.event
     async def delete(self, agent_id: str) -> None:
         host = await get_host()
-        agent_store.delete_agent(host.engine, agent_id)
+        user = await self._user(host)
+        if user is None:
+            return
+        if not agent_store.delete_agent(host.engine, agent_id, owner=user):
+            self.error = self._text("builder.error_not_owner_delete")
+            self._refresh_agents(host, user)
+            return
         self.notice = self._text("builder.deleted")
         if agent_id == self.agent_id:
-            self._start_draft(host)
-        self._refresh_agents(host)
+            self._start_draft(host, user)
+        self._refresh_agents(host, user)
 
     # --- tools and switches ---------------------------------------------------------------
 
-    def _tool(self, host: Host, tool_id: str) -> BuilderTool | None:
-        return next((t for t in catalogue(host)[0] if t.tool_id == tool_id), None)
+    def _tool(self, host: Host, user: str, tool_id: str) -> BuilderTool | None:
+        return next((t for t in catalogue(host, user)[0] if t.tool_id == tool_id), None)
 
-    def _persist(self, host: Host, **fields: Any) -> None:
+    def _persist(self, host: Host, user: str, **fields: Any) -> None:
         if not self.agent_id:
             return  # a draft: Save writes everything
-        if agent_store.update_agent(host.engine, self.agent_id, **fields) is None:
+        if agent_store.update_agent(host.engine, self.agent_id, owner=user, **fields) is None:
             self.error = self._text("builder.error_deleted_save")
             self.agent_id = ""
 
-    def _current_options(self, host: Host) -> dict[str, Any]:
+    def _current_options(self, host: Host, user: str) -> dict[str, Any]:
         # Re-read a saved agent, so two tabs editing one agent do not undo each other.
         if self.agent_id:
-            agent = agent_store.get_agent(host.engine, self.agent_id)
+            agent = agent_store.get_own_agent(host.engine, self.agent_id, owner=user)
             if agent is not None:
                 return agent.tool_options
         return dict(self._tool_options)
 
+    async def _editor(self) -> tuple[Host, str] | None:
+        """The host and user when the open agent may be changed by this user."""
+        host = await get_host()
+        user = await self._user(host)
+        if user is None:
+            return None
+        if self.read_only:
+            self.error = self._text("builder.read_only")
+            return None
+        return host, user
+
     @rx.event
     async def toggle_pick(self, tool_id: str) -> None:
-        host = await get_host()
+        found = await self._editor()
+        if found is None:
+            return
+        host, user = found
         picked = list(self._picked)
         picked = [t for t in picked if t != tool_id] if tool_id in picked else [*picked, tool_id]
         self._picked = picked
-        self._persist(host, tools=picked)
+        self._persist(host, user, tools=picked)
         if self.agent_id:
-            self._refresh_agents(host)
-        self._render(host)
+            self._refresh_agents(host, user)
+        self._render(host, user)
 
     @rx.event
     async def toggle_option(self, tool_id: str, option: str) -> None:
-        host = await get_host()
-        tool = self._tool(host, tool_id)
+        found = await self._editor()
+        if found is None:
+            return
+        host, user = found
+        tool = self._tool(host, user, tool_id)
         caps = frozenset(host.config.capabilities)
         if tool is None or option not in visible_options(caps):
             return
-        options = self._current_options(host)
+        options = self._current_options(host, user)
         if not option_eligible(tool, options, caps, option):
             return  # aria-disabled: the stored state stays as it is
         updated = set_option(options, tool, option, not option_on(tool, options, option))
         self._tool_options = dict(updated)
-        self._persist(host, tool_options=self._tool_options)
-        self._render(host)
+        self._persist(host, user, tool_options=self._tool_options)
+        self._render(host, user)
 
     @rx.event
     async def toggle_describe_all(self, group: str) -> None:
-        host = await get_host()
+        found = await self._editor()
+        if found is None:
+            return
+        host, user = found
         caps = frozenset(host.config.capabilities)
         if DESCRIBE_INTENT_OPTION not in visible_options(caps):
             return
-        members = [t for t in catalogue(host)[0] if t.group == group]
-        options = self._current_options(host)
+        members = [t for t in catalogue(host, user)[0] if t.group == group]
+        options = self._current_options(host, user)
         updated = describe_all(options, members, caps)
         if updated is options:
             return
         self._tool_options = dict(updated)
-        self._persist(host, tool_options=self._tool_options)
-        self._render(host)
+        self._persist(host, user, tool_options=self._tool_options)
+        self._render(host, user)
 
     # --- OpenAPI actions ------------------------------------------------------------------
 
@@ -664,7 +767,9 @@ class AgentsState(rx.State):
     def set_import_url(self, value: str) -> None:
         self.import_url = value
 
-    async def _import(self, host: Host, spec_source: str, loader: Awaitable[ActionSpec]) -> None:
+    async def _import(
+        self, host: Host, user: str, spec_source: str, loader: Awaitable[ActionSpec]
+    ) -> None:
         try:
             spec = await loader
         except OpenApiError as exc:
@@ -673,6 +778,7 @@ class AgentsState(rx.State):
             return
         action_store.save_action_document(
             host.engine,
+            owner=user,
             encoded_domain=spec.encoded_domain,
             domain=spec.domain,
             title=spec.title,
@@ -680,14 +786,17 @@ class AgentsState(rx.State):
             document=spec.document,
             now=time.time,
         )
-        catalogue(host, refresh=True)
+        catalogue(host, user, refresh=True)
         self.error = ""
         self.notice = self._text("builder.imported", n=len(spec.operations), title=spec.title)
-        self._render(host)
+        self._render(host, user)
 
     @rx.event
     async def import_from_url(self) -> AsyncIterator[None]:
         host = await get_host()
+        user = await self._user(host)
+        if user is None:
+            return
         url = self.import_url.strip()
         if not url:
             self.error = self._text("builder.error_url_required")
@@ -695,12 +804,15 @@ class AgentsState(rx.State):
         self.importing = True
         yield
         allow = host.config.actions.allow_private_networks
-        await self._import(host, url, fetch_openapi(url, allow_private_networks=allow))
+        await self._import(host, user, url, fetch_openapi(url, allow_private_networks=allow))
         self.importing = False
 
     @rx.event
     async def handle_upload(self, files: list[rx.UploadFile]) -> None:
         host = await get_host()
+        user = await self._user(host)
+        if user is None:
+            return
         for upload in files:
             name = getattr(upload, "filename", None) or upload.name or "uploaded file"
             data = await upload.read()
@@ -708,4 +820,4 @@ class AgentsState(rx.State):
             async def parse(data: bytes = data, name: str = name) -> ActionSpec:
                 return parse_openapi(data, source=name)
 
-            await self._import(host, name, parse())
+            await self._import(host, user, name, parse())

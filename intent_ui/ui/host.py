@@ -15,12 +15,14 @@ import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy.engine import Engine
 
 from intent_ui.agent.runtime import AgentRuntime
 from intent_ui.agent.session import TurnSessions
 from intent_ui.agent.tools.actions import load_action_tools
+from intent_ui.agent.tools.base import Tool
 from intent_ui.config import AppConfig, load_config
 from intent_ui.core.turn import TurnView
 from intent_ui.store.actions import init_action_store, list_action_documents
@@ -109,13 +111,16 @@ async def get_host() -> Host:
 def refresh_actions(host: Host) -> None:
     """Offer the imported OpenAPI actions to chats (at start and after an import)."""
     init_action_store(host.engine)
-    stored = list_action_documents(host.engine)
-    actions, problems = load_action_tools(
-        ((d.source, d.document) for d in stored),
-        allow_private_networks=host.config.actions.allow_private_networks,
-    )
-    for problem in problems:
-        logger.warning("Skipping a stored OpenAPI document: %s", problem)
+    by_owner: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for document in list_action_documents(host.engine, owner=None):
+        by_owner.setdefault(document.owner_id, []).append((document.source, document.document))
+    actions: dict[str, list[Tool]] = {}
+    for owner, documents in by_owner.items():
+        actions[owner], problems = load_action_tools(
+            documents, allow_private_networks=host.config.actions.allow_private_networks
+        )
+        for problem in problems:
+            logger.warning("Skipping a stored OpenAPI document of user %s: %s", owner, problem)
     host.runtime.set_action_tools(actions)
 
 

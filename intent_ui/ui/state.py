@@ -3,7 +3,11 @@
 session's one `TurnView` and pushing through a leading-edge coalescer, so the browser gets
 at most one delta per frame with every changed label. Any tab on the conversation (a
 reload, a second tab, a reopened chat) follows the same session, and Stop works from any.
-Blocking store calls run in worker threads."""
+Blocking store calls run in worker threads.
+
+Every handler resolves the signed-in user first (`AuthState.current_user`) and reaches
+conversations and agents only through the owner-filtered store, so an id sent from the
+browser (guessed, or another user's) finds nothing."""
 
 from __future__ import annotations
 
@@ -23,8 +27,10 @@ from intent_ui.agent.session import (
 from intent_ui.core.events import CallSettled, CallStarted, TurnDone
 from intent_ui.core.labels import sanitize_label
 from intent_ui.core.locale import SUPPORTED_LANGUAGES, negotiate_language, translate
+from intent_ui.store import agents as agent_store
 from intent_ui.store import conversations as conv_store
 from intent_ui.store.db import StoreError
+from intent_ui.ui.auth import AuthState
 from intent_ui.ui.coalescer import LeadingEdgeCoalescer
 from intent_ui.ui.host import Host, current_host, get_host
 from intent_ui.ui.viewmodels import CardCache, HeaderHold, MessageVM, build_turn_parts
@@ -43,7 +49,7 @@ UI_KEYS = (
 )
 
 
-class ChatState(rx.State):
+class ChatState(AuthState):
     conversations: list[dict[str, str]] = []
     conversation_id: str = ""
     stored_conversation: str = rx.LocalStorage("", name="intent_ui_conversation")
@@ -79,15 +85,27 @@ class ChatState(rx.State):
     @rx.event
     async def load_page(self) -> Any:
         host = await get_host()
-        await asyncio.to_thread(self._load_pickers, host)
-        await self._refresh_conversations(host)
+        user = await self.current_user(host)
+        if user is None:
+            self._forget_everything()
+            return await self.sign_in_redirect(host)
+        await asyncio.to_thread(self._load_pickers, host, user)
+        await self._refresh_conversations(host, user)
         events: list[Any] = [
             rx.call_script("navigator.language || ''", callback=ChatState.set_browser_lang)
         ]
         wanted = self.conversation_id or self.stored_conversation
-        if wanted and await self._open(host, wanted):
+        if wanted and await self._open(host, user, wanted):
             events.append(LiveState.follow)
         return events
+
+    def _forget_everything(self) -> None:
+        """Show nothing of anyone's (a browser that is not, or no longer, signed in)."""
+        self.conversations = []
+        self.conversation_id = ""
+        self.messages = []
+        self.agents = []
+        self.renaming = ""
 
     @rx.event
     def set_browser_lang(self, value: str) -> None:
@@ -98,21 +116,22 @@ class ChatState(rx.State):
         self.lang_override = value if value in SUPPORTED_LANGUAGES else ""
         await self._rerender()
 
-    def _load_pickers(self, host: Host) -> None:
+    def _load_pickers(self, host: Host, user: str) -> None:
         endpoints = host.config.endpoints
         self.endpoints = [e.name for e in endpoints]
         if self.endpoint not in self.endpoints:
             self.endpoint = self.endpoints[0] if self.endpoints else ""
         self._sync_models(host)
-        from intent_ui.store import agents as agent_store
-
         self.agents = [
             {"id": DEFAULT_AGENT_ID, "name": "Default agent"},
             *(
                 {"id": f"{SPEC_PREFIX}{spec.name}", "name": f"{spec.name} (model spec)"}
                 for spec in host.config.model_specs
             ),
-            *({"id": str(a.id), "name": a.name} for a in agent_store.list_agents(host.engine)),
+            *(
+                {"id": str(a.id), "name": a.name}
+                for a in agent_store.list_agents(host.engine, owner=user)
+            ),
         ]
         if self.agent_id not in {a["id"] for a in self.agents}:
             self.agent_id = DEFAULT_AGENT_ID
@@ -126,26 +145,48 @@ class ChatState(rx.State):
     @rx.event
     async def set_endpoint(self, value: str) -> None:
         host = await get_host()
+        if host.config.endpoint(value) is None:
+            return  # only configured endpoints
         self.endpoint = value
         self._sync_models(host)
 
     @rx.event
     def set_model(self, value: str) -> None:
-        self.model = value
+        # `models` is the chosen endpoint's list, computed on the server.
+        if value in self.models:
+            self.model = value
 
     @rx.event
-    def set_agent(self, value: str) -> None:
-        self.agent_id = value
+    async def set_agent(self, value: str) -> None:
+        host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return
+        await asyncio.to_thread(self._load_pickers, host, user)  # what this user may use now
+        if value in {a["id"] for a in self.agents}:
+            self.agent_id = value
 
     # --- conversations --------------------------------------------------------------------
 
-    async def _refresh_conversations(self, host: Host) -> None:
-        found = await asyncio.to_thread(conv_store.list_conversations, host.engine)
+    async def _refresh_conversations(self, host: Host, user: str) -> None:
+        found = await asyncio.to_thread(conv_store.list_conversations, host.engine, owner=user)
         self.conversations = [{"id": str(c.id), "title": c.title or "New chat"} for c in found]
 
-    async def _open(self, host: Host, conversation_id: str) -> bool:
+    async def _owned_session(self, host: Host) -> TurnSession | None:
+        """The running turn of this tab's conversation, if the signed-in user owns it."""
+        user = await self.current_user(host)
+        if user is None or not self.conversation_id:
+            return None
+        owned = await asyncio.to_thread(
+            conv_store.get_conversation, host.engine, self.conversation_id, owner=user
+        )
+        return None if owned is None else host.sessions.running(self.conversation_id)
+
+    async def _open(self, host: Host, user: str, conversation_id: str) -> bool:
         """Show the conversation; True when a turn is running in it (the caller follows it)."""
-        found = await asyncio.to_thread(conv_store.get_conversation, host.engine, conversation_id)
+        found = await asyncio.to_thread(
+            conv_store.get_conversation, host.engine, conversation_id, owner=user
+        )
         if found is None:
             self.conversation_id = ""
             self.stored_conversation = ""
@@ -166,6 +207,13 @@ class ChatState(rx.State):
         opened). A turn still running is left out: the live view shows it."""
         host = host or current_host()
         if host is None or not self.conversation_id:
+            return
+        user = await self.current_user(host)
+        owned = user is not None and await asyncio.to_thread(
+            conv_store.get_conversation, host.engine, self.conversation_id, owner=user
+        )
+        if not owned:
+            self._forget_everything()
             return
         session = host.sessions.running(self.conversation_id)
         live_id = session.message_id if session is not None else ""
@@ -212,35 +260,63 @@ class ChatState(rx.State):
     @rx.event
     async def select_chat(self, conversation_id: str) -> Any:
         host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return None
         self.error = ""
         self.running = False
-        running = await self._open(host, conversation_id)
+        running = await self._open(host, user, conversation_id)
         return [LiveState.leave, *([LiveState.follow] if running else [])]
 
     @rx.event
-    def start_rename(self, conversation_id: str) -> None:
-        self.renaming = conversation_id
+    async def start_rename(self, conversation_id: str) -> None:
+        host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return
+        found = await asyncio.to_thread(
+            conv_store.get_conversation, host.engine, conversation_id, owner=user
+        )
+        if found is not None:
+            self.renaming = conversation_id
 
     @rx.event
     async def rename_chat(self, form: dict[str, Any]) -> None:
         host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return
         title = str(form.get("title", "")).strip()
         if self.renaming and title:
             await asyncio.to_thread(
-                conv_store.rename_conversation, host.engine, self.renaming, title[:200]
+                conv_store.rename_conversation,
+                host.engine,
+                self.renaming,
+                title[:200],
+                owner=user,
             )
         self.renaming = ""
-        await self._refresh_conversations(host)
+        await self._refresh_conversations(host, user)
 
     @rx.event
     async def delete_chat(self, conversation_id: str) -> Any:
         host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return None
+        found = await asyncio.to_thread(
+            conv_store.get_conversation, host.engine, conversation_id, owner=user
+        )
+        if found is None:
+            return None
         session = host.sessions.running(conversation_id)
         if session is not None:
             session.stop()
             await session.wait()
-        await asyncio.to_thread(conv_store.delete_conversation, host.engine, conversation_id)
-        await self._refresh_conversations(host)
+        await asyncio.to_thread(
+            conv_store.delete_conversation, host.engine, conversation_id, owner=user
+        )
+        await self._refresh_conversations(host, user)
         if conversation_id == self.conversation_id:
             self.conversation_id = ""
             self.stored_conversation = ""
@@ -278,24 +354,40 @@ class ChatState(rx.State):
         if not text or self.running:
             return None
         host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return None
+        if self.conversation_id and not await asyncio.to_thread(
+            conv_store.get_conversation, host.engine, self.conversation_id, owner=user
+        ):
+            self._forget_everything()
+            self.error = "That conversation is not available; start a new chat."
+            return None
         if not self.conversation_id:
+            agent = None
+            if self.agent_id != DEFAULT_AGENT_ID and not self.agent_id.startswith(SPEC_PREFIX):
+                agent = await asyncio.to_thread(
+                    agent_store.get_agent, host.engine, self.agent_id, owner=user
+                )
             created = await asyncio.to_thread(
                 conv_store.create_conversation,
                 host.engine,
+                owner=user,
                 title=text.splitlines()[0][:60],
                 endpoint=self.endpoint,
                 model=self.model,
-                agent_id=None if self.agent_id == DEFAULT_AGENT_ID else self.agent_id,
+                agent_id=str(agent.id) if agent is not None else None,
             )
             self.conversation_id = str(created.id)
             self.stored_conversation = self.conversation_id
-            await self._refresh_conversations(host)
+            await self._refresh_conversations(host, user)
         request = TurnRequest(
             conversation_id=self.conversation_id,
             text=text,
             endpoint=self.endpoint,
             model=self.model,
             agent_id=self.agent_id,
+            user_id=user,
         )
         try:
             await host.sessions.start(request)
@@ -310,10 +402,9 @@ class ChatState(rx.State):
     @rx.event
     async def stop(self) -> None:
         host = current_host()
-        if host is not None and self.conversation_id:
-            session = host.sessions.running(self.conversation_id)
-            if session is not None:
-                session.stop()
+        session = None if host is None else await self._owned_session(host)
+        if session is not None:
+            session.stop()
 
 
 class LiveState(ChatState):
@@ -339,7 +430,7 @@ class LiveState(ChatState):
         host = await get_host()
         async with self:
             chat = await self.get_state(ChatState)
-            session = host.sessions.running(chat.conversation_id)
+            session = await chat._owned_session(host)
             if session is None:
                 chat.running = False
                 return
@@ -429,7 +520,9 @@ class _Follower:
             chat.error = session.view.error or ""
             if chat.conversation_id == session.conversation_id:
                 await chat._rerender(self.host)
-            await chat._refresh_conversations(self.host)
+            user = await chat.current_user(self.host)
+            if user is not None:
+                await chat._refresh_conversations(self.host, user)
 
 
 _WAKE: dict[str, Any] = {}

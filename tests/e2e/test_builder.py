@@ -22,6 +22,7 @@ from sqlalchemy import Engine
 from intent_ui.core.capabilities.selection import canonical_tool_options, resolve_opt_in
 from intent_ui.store import agents as agent_store
 from intent_ui.store.db import init_db
+from intent_ui.store.models import LOCAL_USER_ID
 from tests.e2e.harness import LOOPBACK_ACTIONS, github_mcp_block, running_app
 
 pytestmark = pytest.mark.e2e
@@ -96,7 +97,7 @@ def new_agent(page: Page, name: str) -> str:
 
 
 def stored_options(engine: Engine, agent_id: str) -> dict[str, dict[str, object]]:
-    agent = agent_store.get_agent(engine, agent_id)
+    agent = agent_store.get_agent(engine, agent_id, owner=LOCAL_USER_ID)
     assert agent is not None
     return agent.tool_options
 
@@ -220,7 +221,10 @@ def test_openapi_action_on_a_short_hostname_persists_and_resolves(
     assert resolve_opt_in(folded, "describe_intent", SLACK_RUNTIME_ID) is True
     # And an option stored under the `_` spelling shows on the `---` switch.
     agent_store.update_agent(
-        engine, agent_id, tool_options={SLACK_RUNTIME_ID: {"describe_intent": True}}
+        engine,
+        agent_id,
+        tool_options={SLACK_RUNTIME_ID: {"describe_intent": True}},
+        owner=LOCAL_USER_ID,
     )
     page.reload()
     action = toggle(page, SLACK_ACTION)

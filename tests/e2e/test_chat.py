@@ -220,6 +220,7 @@ def test_agent_with_describe_intent_off_shows_default_labels_for_that_tool(
 ) -> None:
     from intent_ui.store import agents as agent_store
     from intent_ui.store.db import database_url, init_db
+    from intent_ui.store.models import LOCAL_USER_ID
 
     engine = init_db(database_url())
     agent = agent_store.create_agent(
@@ -227,6 +228,7 @@ def test_agent_with_describe_intent_off_shows_default_labels_for_that_tool(
         name="Half-described",
         tools=["search_code_mcp_github", "slow_mcp_github"],
         tool_options={"slow_mcp_github": {"describe_intent": True}},
+        owner=LOCAL_USER_ID,
     )
     scenario.first = calls_script(
         [

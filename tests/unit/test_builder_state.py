@@ -18,6 +18,7 @@ from intent_ui.core.builder import BuilderTool
 from intent_ui.core.tokens import ToolTokenCost
 from intent_ui.store import agents as agent_store
 from intent_ui.store.db import dispose_engines, init_db
+from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.ui import builder_state
 from intent_ui.ui.builder_state import AgentsState, GroupVM, build_view
 from intent_ui.ui.host import Host
@@ -57,8 +58,10 @@ class FakeRuntime:
     tools: list[Any]
     mcp_failures: dict[str, str] = field(default_factory=dict)
 
-    def set_action_tools(self, actions: list[Any]) -> None:
-        self.tools = [t for t in self.tools if t.kind != "action"] + list(actions)
+    actions: dict[str, list[Any]] = field(default_factory=dict)
+
+    def set_action_tools(self, actions_by_owner: dict[str, list[Any]]) -> None:
+        self.actions = {owner: list(tools) for owner, tools in actions_by_owner.items()}
 
 
 def mcp_row(tool_id: str, name: str) -> BuilderTool:
@@ -219,7 +222,7 @@ def make_host(
         return host
 
     monkeypatch.setattr(builder_state, "get_host", get_host)
-    builder_state.catalogue(host, refresh=True)
+    builder_state.catalogue(host, LOCAL_USER_ID, refresh=True)
     return host
 
 
@@ -265,7 +268,7 @@ async def test_save_creates_the_agent_with_its_draft_choices(host: Host) -> None
     await AgentsState.toggle_pick.fn(state, "search_code_mcp_github")
     await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "describe_intent")
     agent_id = await saved_agent(state)
-    agent = agent_store.get_agent(host.engine, agent_id)
+    agent = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert agent is not None and agent.name == "Reviewer" and agent.instructions == "Be brief."
     assert agent.tools == ["search_code_mcp_github"]
     assert agent.tool_options == {"search_code_mcp_github": {"describe_intent": True}}
@@ -276,14 +279,14 @@ async def test_save_without_a_name_explains_what_to_do(host: Host) -> None:
     state = await loaded()
     await AgentsState.save.fn(state, {"name": "  "})
     assert "name" in state.error and state.agent_id == ""
-    assert agent_store.list_agents(host.engine) == []
+    assert agent_store.list_agents(host.engine, owner=LOCAL_USER_ID) == []
 
 
 async def test_toggle_on_a_saved_agent_persists_at_once(host: Host) -> None:
     state = await loaded()
     agent_id = await saved_agent(state)
     await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "describe_intent")
-    stored = agent_store.get_agent(host.engine, agent_id)
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None
     assert stored.tool_options == {"search_code_mcp_github": {"describe_intent": True}}
     reloaded = await loaded_with(state)
@@ -301,7 +304,7 @@ async def test_toggle_keeps_sibling_options(host: Host) -> None:
     await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "defer_loading")
     await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "describe_intent")
     await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "describe_intent")
-    stored = agent_store.get_agent(host.engine, agent_id)
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None
     assert stored.tool_options == {"search_code_mcp_github": {"defer_loading": True}}
 
@@ -310,7 +313,7 @@ async def test_turning_a_native_tool_off_is_remembered(host: Host) -> None:
     state = await loaded()
     agent_id = await saved_agent(state)
     await AgentsState.toggle_option.fn(state, "read_file", "describe_intent")
-    stored = agent_store.get_agent(host.engine, agent_id)
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None and stored.tool_options == {"read_file": {"describe_intent": False}}
     assert row(state, "read_file").intent.pressed is False
 
@@ -319,7 +322,7 @@ async def test_clicks_on_an_ineligible_tool_change_nothing(host: Host) -> None:
     state = await loaded()
     agent_id = await saved_agent(state)
     await AgentsState.toggle_option.fn(state, "create_issue_mcp_github", "describe_intent")
-    stored = agent_store.get_agent(host.engine, agent_id)
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None and stored.tool_options == {}
     assert row(state, "create_issue_mcp_github").intent.disabled is True
 
@@ -328,7 +331,7 @@ async def test_describe_all_across_a_server_and_back(host: Host) -> None:
     state = await loaded()
     agent_id = await saved_agent(state)
     await AgentsState.toggle_describe_all.fn(state, "github")
-    stored = agent_store.get_agent(host.engine, agent_id)
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None
     assert stored.tool_options == {
         "search_code_mcp_github": {"describe_intent": True},
@@ -336,7 +339,7 @@ async def test_describe_all_across_a_server_and_back(host: Host) -> None:
     }
     assert group(state, "github").describe_all.pressed is True
     await AgentsState.toggle_describe_all.fn(state, "github")
-    stored = agent_store.get_agent(host.engine, agent_id)
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None and stored.tool_options == {}
     assert group(state, "github").describe_all.pressed is False
 
@@ -351,7 +354,7 @@ async def test_capability_off_hides_switches_and_ignores_clicks(
     agent_id = await saved_agent(state)
     await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "describe_intent")
     await AgentsState.toggle_describe_all.fn(state, "github")
-    stored = agent_store.get_agent(engine, agent_id)
+    stored = agent_store.get_agent(engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None and stored.tool_options == {}
 
 
@@ -361,7 +364,7 @@ async def test_pick_persists_for_a_saved_agent(host: Host) -> None:
     await AgentsState.toggle_pick.fn(state, "slow_mcp_github")
     await AgentsState.toggle_pick.fn(state, "read_file")
     await AgentsState.toggle_pick.fn(state, "slow_mcp_github")
-    stored = agent_store.get_agent(host.engine, agent_id)
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None and stored.tools == ["read_file"]
 
 
@@ -379,7 +382,7 @@ async def test_duplicate_and_delete(host: Host) -> None:
     await AgentsState.duplicate.fn(state, agent_id)
     copy_id = state.agent_id
     assert copy_id != agent_id
-    copy = agent_store.get_agent(host.engine, copy_id)
+    copy = agent_store.get_agent(host.engine, copy_id, owner=LOCAL_USER_ID)
     assert copy is not None and copy.tool_options == {"slow_mcp_github": {"describe_intent": True}}
     await AgentsState.delete.fn(state, copy_id)
     assert [a.id for a in state.agents] == [agent_id]
@@ -421,9 +424,56 @@ async def test_action_option_under_the_underscore_spelling_shows_on(host: Host) 
         host.engine,
         agent_id,
         tool_options={"postMessage_action_slack_com": {"describe_intent": True}},
+        owner=LOCAL_USER_ID,
     )
     state = await loaded_with(state)
     assert row(state, SLACK_ID).intent.pressed is True
     await AgentsState.toggle_option.fn(state, SLACK_ID, "describe_intent")
-    stored = agent_store.get_agent(host.engine, agent_id)
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None and stored.tool_options == {}
+
+
+# --- users ------------------------------------------------------------------------------------
+
+
+def as_user(monkeypatch: pytest.MonkeyPatch, user: str) -> None:
+    async def current_user(self: Any, host: Host) -> str:
+        return user
+
+    monkeypatch.setattr(AgentsState, "current_user", current_user)
+
+
+async def test_another_users_agent_cannot_be_opened_duplicated_or_deleted(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alices = agent_store.create_agent(host.engine, owner="alice", name="Alice's")
+    as_user(monkeypatch, "bob")
+    state = await loaded()
+    assert state.agents == []
+    await AgentsState.open_agent.fn(state, alices.id)
+    assert state.agent_id == "" and state.name == ""
+    await AgentsState.duplicate.fn(state, alices.id)
+    assert agent_store.list_agents(host.engine, owner="bob") == []
+    await AgentsState.delete.fn(state, alices.id)
+    assert agent_store.get_agent(host.engine, alices.id, owner="alice") is not None
+
+
+async def test_a_shared_agent_opens_read_only_for_others(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    as_user(monkeypatch, "alice")
+    state = await loaded()
+    agent_id = await saved_agent(state, "Reviewer")
+    await AgentsState.toggle_shared.fn(state)
+    as_user(monkeypatch, "bob")
+    other = await loaded()
+    assert [(a.name, a.shared, a.own) for a in other.agents] == [("Reviewer", True, False)]
+    await AgentsState.open_agent.fn(other, agent_id)
+    assert other.read_only and other.name == "Reviewer"
+    await AgentsState.toggle_pick.fn(other, "read_file")
+    await AgentsState.save.fn(other, {"name": "Bob's now"})
+    assert "read-only" in other.error
+    stored = agent_store.get_agent(host.engine, agent_id, owner="alice")
+    assert stored is not None and (stored.name, stored.tools) == ("Reviewer", [])
+    await AgentsState.duplicate.fn(other, agent_id)
+    assert not other.read_only and other.name == "Copy of Reviewer"

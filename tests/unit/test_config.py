@@ -313,6 +313,47 @@ def test_web_search_url_must_be_http(tmp_path: Path) -> None:
     assert "web_search.url: 'localhost:8888' is not an http(s) URL" in error_of(path)
 
 
+# --- auth ------------------------------------------------------------------------------------
+
+SECRET = "s" * 40
+
+
+def test_auth_absent_means_one_local_user() -> None:
+    assert load_config(env={}).auth is None
+
+
+def test_auth_header_mode_defaults_to_x_forwarded_user(tmp_path: Path) -> None:
+    auth = load_config(write(tmp_path, "auth: {mode: header}\n"), env={}).auth
+    assert auth is not None and (auth.mode, auth.header) == ("header", "X-Forwarded-User")
+
+
+def test_auth_password_mode_reads_the_secret_from_the_environment(tmp_path: Path) -> None:
+    path = write(tmp_path, "auth: {mode: password, secret: '${INTENT_UI_SECRET}'}\n")
+    auth = load_config(path, env={"INTENT_UI_SECRET": SECRET}).auth
+    assert auth is not None and auth.secret == SECRET
+
+
+def test_auth_password_mode_without_a_secret_is_refused(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, "auth: {mode: password}\n"))
+    assert "auth.secret: required when mode is password" in message
+    assert "secrets.token_urlsafe" in message
+
+
+def test_auth_password_mode_with_a_short_secret_is_refused(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, "auth: {mode: password, secret: hunter2}\n"))
+    assert "auth.secret: too short (7 characters); use at least 32" in message
+
+
+def test_auth_unknown_mode_lists_the_modes(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, "auth: {mode: oauth}\n"))
+    assert "auth.mode: 'oauth' is not one of header, password" in message
+
+
+def test_auth_header_must_be_a_header_name(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, "auth: {mode: header, header: 'X User'}\n"))
+    assert "auth.header: 'X User' is not an HTTP header name" in message
+
+
 def test_model_specs_accept_bool_or_tool_ids(tmp_path: Path) -> None:
     path = write(
         tmp_path,

@@ -15,7 +15,12 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from intent_ui.agent.tools.base import ToolResult
-from intent_ui.agent.tools.memory import DeleteMemoryTool, InMemoryMemoryStore, SetMemoryTool
+from intent_ui.agent.tools.memory import (
+    MEMORY_DEFAULT_OWNER,
+    DeleteMemoryTool,
+    InMemoryMemoryStore,
+    SetMemoryTool,
+)
 from intent_ui.agent.tools.native import (
     MAX_READ_FILE_BYTES,
     EditFileTool,
@@ -384,10 +389,23 @@ async def test_set_and_delete_memory() -> None:
     store = InMemoryMemoryStore()
     result = ok(await SetMemoryTool(store).call({"key": "language", "value": "Python"}))
     assert result.outcome == "Remembered language"
-    assert await store.get_all() == {"language": "Python"}
+    assert await store.get_all(MEMORY_DEFAULT_OWNER) == {"language": "Python"}
     result = ok(await DeleteMemoryTool(store).call({"key": "language"}))
     assert result.outcome == "Forgot language"
-    assert await store.get_all() == {}
+    assert await store.get_all(MEMORY_DEFAULT_OWNER) == {}
+
+
+async def test_memory_tools_bound_to_a_user_touch_only_their_memories() -> None:
+    store = InMemoryMemoryStore({"tone": "local's"})
+    alice_set = SetMemoryTool(store).for_owner("alice")
+    alice_delete = DeleteMemoryTool(store).for_owner("alice")
+    ok(await alice_set.call({"key": "tone", "value": "brief"}))
+    assert await store.get_all("alice") == {"tone": "brief"}
+    assert await store.get_all(MEMORY_DEFAULT_OWNER) == {"tone": "local's"}
+    ok(await alice_delete.call({"key": "tone"}))
+    result = ok(await alice_delete.call({"key": "tone"}))
+    assert "(keys: none)" in result.output  # the local user's key is not listed
+    assert await store.get_all(MEMORY_DEFAULT_OWNER) == {"tone": "local's"}
 
 
 async def test_delete_unknown_memory_says_so() -> None:

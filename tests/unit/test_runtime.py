@@ -9,6 +9,8 @@ import pytest
 from intent_ui.agent.activity import DemoActivityLabeler
 from intent_ui.agent.providers.demo import DemoProvider
 from intent_ui.agent.runtime import AgentRuntime, UnknownEndpointError
+from intent_ui.agent.tools.actions import load_action_tools
+from intent_ui.agent.tools.memory import MEMORY_DEFAULT_OWNER, InMemoryMemoryStore
 from intent_ui.config import AppConfig
 from intent_ui.core.events import CallSettled, TurnDone
 
@@ -57,6 +59,29 @@ async def test_start_turn_runs_the_demo_over_the_workspace(tmp_path: Path) -> No
     assert sorted(outcomes) == ["Found 1 match for OAuth", "No matches for MCP"]
     assert isinstance(events[-1], TurnDone)
     assert run.new_messages[-1]["role"] == "assistant"
+
+
+async def test_a_users_turn_writes_their_memories_and_offers_their_actions(
+    tmp_path: Path,
+) -> None:
+    store = InMemoryMemoryStore()
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Pets", "version": "1"},
+        "servers": [{"url": "https://pets.example"}],
+        "paths": {"/pets": {"get": {"operationId": "listPets", "responses": {}}}},
+    }
+    actions, _ = load_action_tools([("pets.json", document)])
+    async with AgentRuntime(config(tmp_path), memory_store=store) as runtime:
+        runtime.set_action_tools({"alice": actions})
+        assert [t.tool_id for t in runtime.tools_for(None, "alice") if t.kind == "action"] == [
+            actions[0].tool_id
+        ]
+        assert [t for t in runtime.tools_for(None, "bob") if t.kind == "action"] == []
+        run = runtime.start_turn(user_message="remember tone is brief", user_id="alice")
+        await run.collect()
+    assert await store.get_all("alice") == {"tone": "brief"}
+    assert await store.get_all(MEMORY_DEFAULT_OWNER) == {}
 
 
 def test_model_spec_naming_unknown_tools_is_warned_with_the_known_ones() -> None:

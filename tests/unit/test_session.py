@@ -33,6 +33,7 @@ from intent_ui.core.events import (
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv
 from intent_ui.store.db import dispose_engines
+from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import EventLog, load_events
 from tests.unit._store_helpers import migrated_engine
 
@@ -48,7 +49,7 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
 
 @pytest.fixture
 def chat_id(engine: Engine) -> str:
-    return conv.create_conversation(engine, endpoint="demo", model="demo").id
+    return conv.create_conversation(engine, owner=LOCAL_USER_ID, endpoint="demo", model="demo").id
 
 
 class ScriptedRun:

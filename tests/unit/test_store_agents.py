@@ -13,8 +13,10 @@ from sqlalchemy import Engine, update
 from intent_ui.store import agents
 from intent_ui.store import conversations as conv
 from intent_ui.store.db import dispose_engines
-from intent_ui.store.models import Agent
+from intent_ui.store.models import LOCAL_USER_ID, Agent
 from tests.unit._store_helpers import migrated_engine
+
+OWNER = LOCAL_USER_ID
 
 
 @pytest.fixture
@@ -31,7 +33,7 @@ def _agent(engine: Engine, **overrides: Any) -> Agent:
         "tools": ["web_search", "search_code_mcp_github"],
         "tool_options": {"search_code_mcp_github": {"describe_intent": True}},
     }
-    return agents.create_agent(engine, **(values | overrides))
+    return agents.create_agent(engine, **(values | overrides), owner=OWNER)
 
 
 # --- CRUD ------------------------------------------------------------------------------------
@@ -46,8 +48,9 @@ def test_create_and_get(engine: Engine) -> None:
         model="gpt-x",
         tools=["web_search", "web_search", "read_file"],
         now=lambda: 5.0,
+        owner=OWNER,
     )
-    loaded = agents.get_agent(engine, created.id)
+    loaded = agents.get_agent(engine, created.id, owner=OWNER)
     assert loaded is not None
     assert (loaded.name, loaded.instructions, loaded.endpoint, loaded.model) == (
         "Researcher",
@@ -62,24 +65,30 @@ def test_create_and_get(engine: Engine) -> None:
 
 def test_blank_name_is_refused(engine: Engine) -> None:
     with pytest.raises(ValueError, match="needs a name"):
-        agents.create_agent(engine, name="   ")
+        agents.create_agent(engine, name="   ", owner=OWNER)
 
 
 def test_get_unknown_is_none(engine: Engine) -> None:
-    assert agents.get_agent(engine, "nope") is None
+    assert agents.get_agent(engine, "nope", owner=OWNER) is None
 
 
 def test_list_is_by_name(engine: Engine) -> None:
     for name in ["writer", "Analyst", "coder"]:
-        agents.create_agent(engine, name=name)
-    assert [a.name for a in agents.list_agents(engine)] == ["Analyst", "coder", "writer"]
+        agents.create_agent(engine, name=name, owner=OWNER)
+    assert [a.name for a in agents.list_agents(engine, owner=OWNER)] == [
+        "Analyst",
+        "coder",
+        "writer",
+    ]
 
 
 def test_update_changes_only_given_fields(engine: Engine) -> None:
     agent = _agent(engine)
-    updated = agents.update_agent(engine, agent.id, name="Scout", model=None, tools=["read_file"])
+    updated = agents.update_agent(
+        engine, agent.id, name="Scout", model=None, tools=["read_file"], owner=OWNER
+    )
     assert updated is not None
-    loaded = agents.get_agent(engine, agent.id)
+    loaded = agents.get_agent(engine, agent.id, owner=OWNER)
     assert loaded is not None
     assert (loaded.name, loaded.instructions, loaded.model, loaded.tools) == (
         "Scout",
@@ -91,12 +100,12 @@ def test_update_changes_only_given_fields(engine: Engine) -> None:
 
 
 def test_update_unknown_is_none(engine: Engine) -> None:
-    assert agents.update_agent(engine, "nope", name="x") is None
+    assert agents.update_agent(engine, "nope", name="x", owner=OWNER) is None
 
 
 def test_duplicate_copies_everything_under_a_new_name(engine: Engine) -> None:
     original = _agent(engine, endpoint="demo", model="demo-1")
-    copy = agents.duplicate_agent(engine, original.id)
+    copy = agents.duplicate_agent(engine, original.id, owner=OWNER)
     assert copy is not None and copy.id != original.id
     assert copy.name == "Copy of Researcher"
     assert (copy.instructions, copy.endpoint, copy.model, copy.tools, copy.tool_options) == (
@@ -110,29 +119,33 @@ def test_duplicate_copies_everything_under_a_new_name(engine: Engine) -> None:
 
 def test_changing_a_duplicate_leaves_the_original_alone(engine: Engine) -> None:
     original = _agent(engine)
-    copy = agents.duplicate_agent(engine, original.id)
+    copy = agents.duplicate_agent(engine, original.id, owner=OWNER)
     assert copy is not None
-    agents.set_tool_option(engine, copy.id, "search_code_mcp_github", "describe_intent", None)
-    loaded = agents.get_agent(engine, original.id)
+    agents.set_tool_option(
+        engine, copy.id, "search_code_mcp_github", "describe_intent", None, owner=OWNER
+    )
+    loaded = agents.get_agent(engine, original.id, owner=OWNER)
     assert loaded is not None
     assert loaded.tool_options == {"search_code_mcp_github": {"describe_intent": True}}
 
 
 def test_duplicate_unknown_is_none(engine: Engine) -> None:
-    assert agents.duplicate_agent(engine, "nope") is None
+    assert agents.duplicate_agent(engine, "nope", owner=OWNER) is None
 
 
 def test_delete_detaches_conversations(engine: Engine) -> None:
     agent = _agent(engine)
-    chat = conv.create_conversation(engine, endpoint="demo", model="m", agent_id=agent.id)
-    assert agents.delete_agent(engine, agent.id) is True
-    assert agents.get_agent(engine, agent.id) is None
-    loaded = conv.get_conversation(engine, chat.id)
+    chat = conv.create_conversation(
+        engine, endpoint="demo", model="m", agent_id=agent.id, owner=OWNER
+    )
+    assert agents.delete_agent(engine, agent.id, owner=OWNER) is True
+    assert agents.get_agent(engine, agent.id, owner=OWNER) is None
+    loaded = conv.get_conversation(engine, chat.id, owner=OWNER)
     assert loaded is not None and loaded.agent_id is None
 
 
 def test_delete_unknown_is_false(engine: Engine) -> None:
-    assert agents.delete_agent(engine, "nope") is False
+    assert agents.delete_agent(engine, "nope", owner=OWNER) is False
 
 
 def test_corrupt_stored_options_read_as_empty(engine: Engine) -> None:
@@ -141,7 +154,7 @@ def test_corrupt_stored_options_read_as_empty(engine: Engine) -> None:
         connection.execute(
             update(Agent).where(Agent.id == agent.id).values(tool_options_json="{not json")
         )
-    loaded = agents.get_agent(engine, agent.id)
+    loaded = agents.get_agent(engine, agent.id, owner=OWNER)
     assert loaded is not None and loaded.tool_options == {}
 
 
@@ -213,9 +226,9 @@ def test_wrong_value_type_is_refused(key: str, value: Any) -> None:
 def test_set_tool_option_persists_and_keeps_other_tools(engine: Engine) -> None:
     agent = _agent(engine)
     held = agent.tool_options
-    agents.set_tool_option(engine, agent.id, "web_search", "run_in_background", True)
-    agents.set_tool_option(engine, agent.id, "web_search", "describe_intent", True)
-    loaded = agents.get_agent(engine, agent.id)
+    agents.set_tool_option(engine, agent.id, "web_search", "run_in_background", True, owner=OWNER)
+    agents.set_tool_option(engine, agent.id, "web_search", "describe_intent", True, owner=OWNER)
+    loaded = agents.get_agent(engine, agent.id, owner=OWNER)
     assert loaded is not None
     assert loaded.tool_options == {
         "search_code_mcp_github": {"describe_intent": True},
@@ -226,27 +239,32 @@ def test_set_tool_option_persists_and_keeps_other_tools(engine: Engine) -> None:
 
 def test_set_tool_option_clear_removes_the_entry(engine: Engine) -> None:
     agent = _agent(engine)
-    agents.set_tool_option(engine, agent.id, "search_code_mcp_github", "describe_intent", False)
-    loaded = agents.get_agent(engine, agent.id)
+    agents.set_tool_option(
+        engine, agent.id, "search_code_mcp_github", "describe_intent", False, owner=OWNER
+    )
+    loaded = agents.get_agent(engine, agent.id, owner=OWNER)
     assert loaded is not None and loaded.tool_options == {}
 
 
 def test_set_tool_option_unknown_agent_is_none(engine: Engine) -> None:
-    assert agents.set_tool_option(engine, "nope", "web_search", "describe_intent", True) is None
+    assert (
+        agents.set_tool_option(engine, "nope", "web_search", "describe_intent", True, owner=OWNER)
+        is None
+    )
 
 
 def test_bulk_turns_a_switch_on_and_off_for_many_tools(engine: Engine) -> None:
     agent = _agent(engine, tool_options={"a_mcp_gh": {"defer_loading": True}})
     tools = ["a_mcp_gh", "b_mcp_gh"]
-    agents.set_tool_options_bulk(engine, agent.id, tools, "describe_intent", True)
-    loaded = agents.get_agent(engine, agent.id)
+    agents.set_tool_options_bulk(engine, agent.id, tools, "describe_intent", True, owner=OWNER)
+    loaded = agents.get_agent(engine, agent.id, owner=OWNER)
     assert loaded is not None
     assert loaded.tool_options == {
         "a_mcp_gh": {"defer_loading": True, "describe_intent": True},
         "b_mcp_gh": {"describe_intent": True},
     }
-    agents.set_tool_options_bulk(engine, agent.id, tools, "describe_intent", False)
-    loaded = agents.get_agent(engine, agent.id)
+    agents.set_tool_options_bulk(engine, agent.id, tools, "describe_intent", False, owner=OWNER)
+    loaded = agents.get_agent(engine, agent.id, owner=OWNER)
     assert loaded is not None
     assert loaded.tool_options == {"a_mcp_gh": {"defer_loading": True}}
 
@@ -254,4 +272,48 @@ def test_bulk_turns_a_switch_on_and_off_for_many_tools(engine: Engine) -> None:
 def test_bulk_refuses_a_non_switch_key(engine: Engine) -> None:
     agent = _agent(engine)
     with pytest.raises(ValueError, match="not a switch"):
-        agents.set_tool_options_bulk(engine, agent.id, ["x"], "allowed_callers", True)
+        agents.set_tool_options_bulk(engine, agent.id, ["x"], "allowed_callers", True, owner=OWNER)
+
+
+# --- ownership and sharing ---------------------------------------------------------------
+
+
+def test_another_users_private_agent_is_absent(engine: Engine) -> None:
+    agent = agents.create_agent(engine, owner="alice", name="Reviewer", tools=["read_file"])
+    assert agents.get_agent(engine, agent.id, owner="bob") is None
+    assert agents.list_agents(engine, owner="bob") == []
+    assert agents.duplicate_agent(engine, agent.id, owner="bob") is None
+    assert agents.update_agent(engine, agent.id, owner="bob", name="pwned") is None
+    assert (
+        agents.set_tool_option(engine, agent.id, "read_file", "describe_intent", True, owner="bob")
+        is None
+    )
+    assert (
+        agents.set_tool_options_bulk(
+            engine, agent.id, ["read_file"], "describe_intent", True, owner="bob"
+        )
+        is None
+    )
+    assert agents.delete_agent(engine, agent.id, owner="bob") is False
+    kept = agents.get_agent(engine, agent.id, owner="alice")
+    assert kept is not None and (kept.name, kept.tool_options) == ("Reviewer", {})
+
+
+def test_a_shared_agent_is_readable_by_everyone_but_changed_only_by_its_owner(
+    engine: Engine,
+) -> None:
+    agent = agents.create_agent(engine, owner="alice", name="Reviewer", shared=True)
+    assert [a.id for a in agents.list_agents(engine, owner="bob")] == [agent.id]
+    assert agents.get_agent(engine, agent.id, owner="bob") is not None
+    assert agents.get_own_agent(engine, agent.id, owner="bob") is None
+    assert agents.update_agent(engine, agent.id, owner="bob", name="pwned") is None
+    assert agents.delete_agent(engine, agent.id, owner="bob") is False
+    copy = agents.duplicate_agent(engine, agent.id, owner="bob")
+    assert copy is not None and (copy.owner_id, copy.shared) == ("bob", False)
+    assert agents.get_own_agent(engine, copy.id, owner="bob") is not None
+
+
+def test_the_owner_can_stop_sharing(engine: Engine) -> None:
+    agent = agents.create_agent(engine, owner="alice", name="Reviewer", shared=True)
+    assert agents.update_agent(engine, agent.id, owner="alice", shared=False) is not None
+    assert agents.get_agent(engine, agent.id, owner="bob") is None

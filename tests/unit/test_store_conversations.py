@@ -19,8 +19,10 @@ from intent_ui.core.events import (
 )
 from intent_ui.store import conversations as conv
 from intent_ui.store.db import NotFoundError, dispose_engines
-from intent_ui.store.models import Clock, Message, TurnEventRow
+from intent_ui.store.models import LOCAL_USER_ID, Clock, Message, TurnEventRow
 from tests.unit._store_helpers import migrated_engine, record_turn
+
+OWNER = LOCAL_USER_ID
 
 
 @pytest.fixture
@@ -44,9 +46,9 @@ def _count(engine: Engine, model: type) -> int:
 
 def test_create_and_get(engine: Engine, now: Clock) -> None:
     chat = conv.create_conversation(
-        engine, endpoint="demo", model="demo-1", title="OAuth bug", now=now
+        engine, endpoint="demo", model="demo-1", title="OAuth bug", now=now, owner=OWNER
     )
-    loaded = conv.get_conversation(engine, chat.id)
+    loaded = conv.get_conversation(engine, chat.id, owner=OWNER)
     assert loaded is not None
     assert (loaded.title, loaded.endpoint, loaded.model, loaded.agent_id) == (
         "OAuth bug",
@@ -58,71 +60,77 @@ def test_create_and_get(engine: Engine, now: Clock) -> None:
 
 
 def test_blank_title_becomes_default(engine: Engine) -> None:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m", title="  ")
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", title="  ", owner=OWNER)
     assert chat.title == conv.DEFAULT_TITLE
 
 
 def test_get_unknown_is_none(engine: Engine) -> None:
-    assert conv.get_conversation(engine, "nope") is None
+    assert conv.get_conversation(engine, "nope", owner=OWNER) is None
 
 
 def test_list_is_most_recent_first(engine: Engine, now: Clock) -> None:
-    first = conv.create_conversation(engine, endpoint="demo", model="m", title="first", now=now)
-    second = conv.create_conversation(engine, endpoint="demo", model="m", title="second", now=now)
-    assert [c.title for c in conv.list_conversations(engine)] == ["second", "first"]
+    first = conv.create_conversation(
+        engine, endpoint="demo", model="m", title="first", now=now, owner=OWNER
+    )
+    second = conv.create_conversation(
+        engine, endpoint="demo", model="m", title="second", now=now, owner=OWNER
+    )
+    assert [c.title for c in conv.list_conversations(engine, owner=OWNER)] == ["second", "first"]
     conv.add_user_message(engine, first.id, "hello again", now=now)
-    assert [c.id for c in conv.list_conversations(engine)] == [first.id, second.id]
-    assert [c.id for c in conv.list_conversations(engine, limit=1)] == [first.id]
+    assert [c.id for c in conv.list_conversations(engine, owner=OWNER)] == [first.id, second.id]
+    assert [c.id for c in conv.list_conversations(engine, limit=1, owner=OWNER)] == [first.id]
 
 
 def test_rename(engine: Engine, now: Clock) -> None:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m", now=now)
-    renamed = conv.rename_conversation(engine, chat.id, "  Fix the router ", now=now)
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", now=now, owner=OWNER)
+    renamed = conv.rename_conversation(engine, chat.id, "  Fix the router ", now=now, owner=OWNER)
     assert renamed is not None and renamed.title == "Fix the router"
-    loaded = conv.get_conversation(engine, chat.id)
+    loaded = conv.get_conversation(engine, chat.id, owner=OWNER)
     assert loaded is not None and loaded.title == "Fix the router"
     assert loaded.updated_at > chat.updated_at
 
 
 def test_rename_blank_is_refused(engine: Engine) -> None:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m", title="Keep me")
+    chat = conv.create_conversation(
+        engine, endpoint="demo", model="m", title="Keep me", owner=OWNER
+    )
     with pytest.raises(ValueError, match="cannot be blank"):
-        conv.rename_conversation(engine, chat.id, "   ")
-    loaded = conv.get_conversation(engine, chat.id)
+        conv.rename_conversation(engine, chat.id, "   ", owner=OWNER)
+    loaded = conv.get_conversation(engine, chat.id, owner=OWNER)
     assert loaded is not None and loaded.title == "Keep me"
 
 
 def test_rename_unknown_is_none(engine: Engine) -> None:
-    assert conv.rename_conversation(engine, "nope", "title") is None
+    assert conv.rename_conversation(engine, "nope", "title", owner=OWNER) is None
 
 
 def test_update_switches_agent_and_detaches_it(engine: Engine) -> None:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m", agent_id="a1")
-    updated = conv.update_conversation(engine, chat.id, model="m2", agent_id="a2")
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", agent_id="a1", owner=OWNER)
+    updated = conv.update_conversation(engine, chat.id, model="m2", agent_id="a2", owner=OWNER)
     assert updated is not None and (updated.model, updated.agent_id) == ("m2", "a2")
-    detached = conv.update_conversation(engine, chat.id, agent_id=None)
+    detached = conv.update_conversation(engine, chat.id, agent_id=None, owner=OWNER)
     assert detached is not None and detached.agent_id is None
     assert detached.model == "m2"
 
 
 def test_delete_cascades_messages_and_their_event_logs(engine: Engine) -> None:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m")
-    other = conv.create_conversation(engine, endpoint="demo", model="m")
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", owner=OWNER)
+    other = conv.create_conversation(engine, endpoint="demo", model="m", owner=OWNER)
     conv.add_user_message(engine, chat.id, "hi")
     conv.add_user_message(engine, other.id, "keep me")
     message_id = conv.start_assistant_message(engine, chat.id)
     record_turn(engine, message_id, [CallStarted(1, "c1", "read_file", 0)])
     assert _count(engine, TurnEventRow) == 1
 
-    assert conv.delete_conversation(engine, chat.id) is True
-    assert conv.get_conversation(engine, chat.id) is None
+    assert conv.delete_conversation(engine, chat.id, owner=OWNER) is True
+    assert conv.get_conversation(engine, chat.id, owner=OWNER) is None
     assert _count(engine, TurnEventRow) == 0
     assert [m.content for m in conv.messages(engine, other.id)] == ["keep me"]
     assert _count(engine, Message) == 1
 
 
 def test_delete_unknown_is_false(engine: Engine) -> None:
-    assert conv.delete_conversation(engine, "nope") is False
+    assert conv.delete_conversation(engine, "nope", owner=OWNER) is False
 
 
 def test_add_message_to_unknown_conversation_raises_clearly(engine: Engine) -> None:
@@ -131,7 +139,7 @@ def test_add_message_to_unknown_conversation_raises_clearly(engine: Engine) -> N
 
 
 def test_messages_are_in_order_with_their_status(engine: Engine) -> None:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m")
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", owner=OWNER)
     conv.add_user_message(engine, chat.id, "one")
     assistant = conv.start_assistant_message(engine, chat.id)
     conv.add_user_message(engine, chat.id, "two")
@@ -145,7 +153,7 @@ def test_messages_are_in_order_with_their_status(engine: Engine) -> None:
 
 
 def test_history_with_an_errored_and_an_unfinished_call(engine: Engine) -> None:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m")
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", owner=OWNER)
     conv.add_user_message(engine, chat.id, "Find the OAuth bug")
     message_id = conv.start_assistant_message(engine, chat.id)
     search_args = '{"intent": "Searching for OAuth", "query": "oauth"}'
@@ -191,7 +199,7 @@ def test_history_with_an_errored_and_an_unfinished_call(engine: Engine) -> None:
 
 
 def test_history_splits_a_turn_into_its_rounds(engine: Engine) -> None:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m")
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", owner=OWNER)
     conv.add_user_message(engine, chat.id, "What is in the repo?")
     message_id = conv.start_assistant_message(engine, chat.id)
     record_turn(
@@ -227,7 +235,7 @@ def test_history_splits_a_turn_into_its_rounds(engine: Engine) -> None:
 
 
 def test_history_skips_an_empty_failed_turn(engine: Engine) -> None:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m")
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", owner=OWNER)
     conv.add_user_message(engine, chat.id, "hello")
     message_id = conv.start_assistant_message(engine, chat.id)
     record_turn(engine, message_id, [TurnDone(1, "error", error="provider unreachable")])
@@ -236,3 +244,27 @@ def test_history_skips_an_empty_failed_turn(engine: Engine) -> None:
 
 def test_history_of_unknown_conversation_is_empty(engine: Engine) -> None:
     assert conv.history(engine, "nope") == []
+
+
+# --- ownership -------------------------------------------------------------------------
+
+
+def test_another_users_conversation_is_absent_to_every_function(engine: Engine) -> None:
+    mine = conv.create_conversation(engine, owner="alice", endpoint="demo", model="m", title="A")
+    conv.add_user_message(engine, mine.id, "alice's secret")
+    assert conv.get_conversation(engine, mine.id, owner="bob") is None
+    assert conv.list_conversations(engine, owner="bob") == []
+    assert conv.rename_conversation(engine, mine.id, "pwned", owner="bob") is None
+    assert conv.update_conversation(engine, mine.id, owner="bob", model="x") is None
+    assert conv.delete_conversation(engine, mine.id, owner="bob") is False
+    kept = conv.get_conversation(engine, mine.id, owner="alice")
+    assert kept is not None and (kept.title, kept.model) == ("A", "m")
+    assert [m.content for m in conv.messages(engine, mine.id)] == ["alice's secret"]
+
+
+def test_each_user_lists_only_their_own_conversations(engine: Engine, now: Clock) -> None:
+    conv.create_conversation(engine, owner="alice", endpoint="demo", model="m", title="a1", now=now)
+    conv.create_conversation(engine, owner="bob", endpoint="demo", model="m", title="b1", now=now)
+    conv.create_conversation(engine, owner="alice", endpoint="demo", model="m", title="a2", now=now)
+    assert [c.title for c in conv.list_conversations(engine, owner="alice")] == ["a2", "a1"]
+    assert [c.title for c in conv.list_conversations(engine, owner="bob")] == ["b1"]

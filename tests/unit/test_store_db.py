@@ -31,7 +31,7 @@ from intent_ui.store.db import (
     migration_config,
 )
 from intent_ui.store.memory import DbMemoryStore
-from intent_ui.store.models import STORE_TABLES
+from intent_ui.store.models import LOCAL_USER_ID, STORE_TABLES
 from tests.unit._store_helpers import migrated_engine
 
 
@@ -87,10 +87,12 @@ def test_init_db_twice_returns_the_same_engine(tmp_path: Path) -> None:
 
 def test_init_db_on_an_already_migrated_file_keeps_data(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'again.db'}"
-    chat = conversations.create_conversation(init_db(url), endpoint="demo", model="demo")
+    chat = conversations.create_conversation(
+        init_db(url), endpoint="demo", model="demo", owner=LOCAL_USER_ID
+    )
     dispose_engines()  # as a second process would
     engine = init_db(url)
-    assert conversations.get_conversation(engine, chat.id) is not None
+    assert conversations.get_conversation(engine, chat.id, owner=LOCAL_USER_ID) is not None
 
 
 def test_schema_matches_the_models(tmp_path: Path) -> None:
@@ -127,8 +129,10 @@ def test_default_url_creates_the_file_in_the_current_directory(
 
 def test_in_memory_sqlite_works() -> None:
     engine = init_db("sqlite://")
-    chat = conversations.create_conversation(engine, endpoint="demo", model="demo")
-    assert conversations.get_conversation(engine, chat.id) is not None
+    chat = conversations.create_conversation(
+        engine, endpoint="demo", model="demo", owner=LOCAL_USER_ID
+    )
+    assert conversations.get_conversation(engine, chat.id, owner=LOCAL_USER_ID) is not None
 
 
 def test_missing_folder_raises_naming_the_url(tmp_path: Path) -> None:
@@ -201,12 +205,13 @@ SECRET = "Call me at alice@example.com about the merger"
 def _writes(engine: Engine) -> dict[str, Callable[[], object]]:
     return {
         "conversation": lambda: conversations.create_conversation(
-            engine, endpoint="demo", model="demo", title=SECRET
+            engine, owner=LOCAL_USER_ID, endpoint="demo", model="demo", title=SECRET
         ),
-        "agent": lambda: agents.create_agent(engine, name=SECRET),
-        "memory": lambda: asyncio.run(DbMemoryStore(engine).set("note", SECRET)),
+        "agent": lambda: agents.create_agent(engine, owner=LOCAL_USER_ID, name=SECRET),
+        "memory": lambda: asyncio.run(DbMemoryStore(engine).set(LOCAL_USER_ID, "note", SECRET)),
         "action": lambda: save_action_document(
             engine,
+            owner=LOCAL_USER_ID,
             encoded_domain="x",
             domain="x",
             title=SECRET,
@@ -224,7 +229,14 @@ def test_a_locked_database_is_a_store_error_without_the_sql_or_the_users_text(
     monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_MS", 20)
     engine = migrated_engine(tmp_path)
     save_action_document(  # creates its table before the lock is taken
-        engine, encoded_domain="y", domain="y", title="t", source="s", document={}, now=time.time
+        engine,
+        owner=LOCAL_USER_ID,
+        encoded_domain="y",
+        domain="y",
+        title="t",
+        source="s",
+        document={},
+        now=time.time,
     )
     holder = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process's write lock

@@ -28,7 +28,7 @@ from intent_ui.core.events import (
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv
 from intent_ui.store.db import StoreError, dispose_engines, init_db
-from intent_ui.store.models import Message, TurnEventRow
+from intent_ui.store.models import LOCAL_USER_ID, Message, TurnEventRow
 from intent_ui.store.turns import EventLog, load_events, mark_interrupted
 from tests.support.legacy_db import write_legacy_database
 from tests.unit._store_helpers import migrated_engine, record_turn, turn_session
@@ -73,7 +73,7 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
 
 @pytest.fixture
 def message_id(engine: Engine) -> str:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m")
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", owner=LOCAL_USER_ID)
     conv.add_user_message(engine, chat.id, "Find the OAuth config")
     return conv.start_assistant_message(engine, chat.id)
 
@@ -317,11 +317,11 @@ def test_a_failed_flush_keeps_every_row_for_the_next(
 
 
 def test_flush_after_the_conversation_was_deleted_drops_the_turn(engine: Engine) -> None:
-    chat = conv.create_conversation(engine, endpoint="demo", model="m")
+    chat = conv.create_conversation(engine, endpoint="demo", model="m", owner=LOCAL_USER_ID)
     message_id = conv.start_assistant_message(engine, chat.id)
     log = EventLog(engine, message_id)
     log.append(CallStarted(1, "c1", "read_file", 0))
-    conv.delete_conversation(engine, chat.id)
+    conv.delete_conversation(engine, chat.id, owner=LOCAL_USER_ID)
     assert log.flush() is False
     assert log.needs_flush is False
 

@@ -11,6 +11,7 @@ import reflex as rx
 
 from intent_ui.ui.builder_state import AgentRowVM, AgentsState, GroupVM, ToolRowVM
 from intent_ui.ui.components.capability_toggle import capability_toggle
+from intent_ui.ui.pages.login import auth_note
 
 __all__ = ["UPLOAD_ID", "agents_page"]
 
@@ -57,18 +58,23 @@ def _agent_row(agent: rx.Var[AgentRowVM]) -> rx.Component:
                 "data-testid": "agent-duplicate",
             },
         ),
-        rx.el.button(
-            rx.icon("trash_2", size=13),
-            type="button",
-            class_name="iu-btn iu-btn-icon iu-btn-danger",
-            on_click=AgentsState.delete(agent.id),
-            custom_attrs={"aria-label": agent.delete_label, "data-testid": "agent-delete"},
+        rx.cond(
+            agent.own,
+            rx.el.button(
+                rx.icon("trash_2", size=13),
+                type="button",
+                class_name="iu-btn iu-btn-icon iu-btn-danger",
+                on_click=AgentsState.delete(agent.id),
+                custom_attrs={"aria-label": agent.delete_label, "data-testid": "agent-delete"},
+            ),
         ),
         class_name="iu-agent-row",
         custom_attrs={
             "data-testid": "agent-row",
             "data-agent-id": agent.id,
             "data-selected": rx.cond(agent.selected, "true", "false"),
+            "data-shared": rx.cond(agent.shared, "true", "false"),
+            "data-own": rx.cond(agent.own, "true", "false"),
         },
     )
 
@@ -170,6 +176,24 @@ def _form() -> rx.Component:
             rx.cond(
                 AgentsState.agent_id == "",
                 rx.el.span(TEXT["builder.unsaved"], class_name="iu-muted"),
+            ),
+            rx.cond(
+                AgentsState.read_only,
+                rx.el.span(
+                    TEXT["builder.read_only_note"],
+                    class_name="iu-muted",
+                    custom_attrs={"data-testid": "agent-read-only"},
+                ),
+                rx.el.button(
+                    rx.cond(AgentsState.shared, TEXT["builder.shared"], TEXT["builder.share"]),
+                    type="button",
+                    class_name="iu-btn",
+                    on_click=AgentsState.toggle_shared,
+                    custom_attrs={
+                        "data-testid": "agent-share",
+                        "aria-pressed": rx.cond(AgentsState.shared, "true", "false"),
+                    },
+                ),
             ),
             class_name="iu-field-row",
         ),
@@ -428,6 +452,7 @@ def agents_page() -> rx.Component:
     """The `/agents` page."""
     return rx.el.div(
         rx.el.link(rel="stylesheet", href="/builder.css"),
+        auth_note(),
         _agent_list(),
         _editor(),
         class_name="iu-builder",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from intent_ui.ui.components.tool_call import tool_part
+from intent_ui.ui.pages.login import account, auth_note
 from intent_ui.ui.state import ChatState, LiveState
 from intent_ui.ui.viewmodels import MessageVM, PartVM
 
@@ -120,6 +121,7 @@ def topbar() -> rx.Component:
                 "aria-label": ChatState.t["ui.language"],
             },
         ),
+        account(),
         class_name="iu-topbar",
     )
 
@@ -203,6 +205,7 @@ def chat_page() -> rx.Component:
         sidebar(),
         rx.el.main(
             topbar(),
+            auth_note(),
             message_list(),
             rx.cond(
                 ChatState.error != "",

@@ -1,7 +1,7 @@
 """Captured MCP tool calls: the capture_events table.
 
 Revision ID: 0004_capture_events
-Revises: 0002_event_log
+Revises: 0003_users
 Create Date: 2026-12-01 00:40:00.000000
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0004_capture_events"
-down_revision: str | Sequence[str] | None = "0002_event_log"
+down_revision: str | Sequence[str] | None = "0003_users"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,144 @@
+"""Users: who owns conversations, agents, memory entries and imported actions.
+
+Without `auth:` in the config there is one user, `local` (created by the migration that
+added ownership, which also gave it every row that existed before). With `auth:` users
+are rows here: a reverse proxy's user header names one (`ensure_user` creates it on first
+sight), or a name and password sign one in (`add_user` stores an argon2 hash, never the
+password; `authenticate` checks it).
+
+Every other store module takes the owner's id and filters by it, so a handler cannot
+forget the check: another user's row is simply not found.
+"""
+
+from __future__ import annotations
+
+import time
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import col, select
+
+from intent_ui.store.db import open_session
+from intent_ui.store.models import LOCAL_USER_ID, Clock, User
+
+__all__ = [
+    "LOCAL_USER_ID",
+    "MAX_USER_NAME_CHARS",
+    "User",
+    "UserExistsError",
+    "add_user",
+    "authenticate",
+    "ensure_user",
+    "get_user",
+    "list_users",
+    "set_password",
+]
+
+MAX_USER_NAME_CHARS = 200
+
+_hasher = PasswordHasher()
+# Verifying against this keeps an unknown name as slow as a wrong password, so the
+# response time does not tell which names exist.
+_DUMMY_HASH = _hasher.hash("not a password anyone has")
+
+
+class UserExistsError(ValueError):
+    """`add_user` was given a name that is already taken."""
+
+
+def _clean_name(name: str) -> str:
+    cleaned = name.strip() if isinstance(name, str) else ""
+    if not cleaned:
+        raise ValueError("A user name cannot be blank; type at least one character.")
+    if len(cleaned) > MAX_USER_NAME_CHARS:
+        raise ValueError(f"A user name has at most {MAX_USER_NAME_CHARS} characters.")
+    if any(ord(c) < 32 for c in cleaned):
+        raise ValueError("A user name cannot contain control characters (tabs, newlines).")
+    return cleaned
+
+
+def get_user(engine: Engine, user_id: str) -> User | None:
+    with open_session(engine) as session:
+        return session.get(User, user_id)
+
+
+def _by_name(engine: Engine, name: str) -> User | None:
+    with open_session(engine) as session:
+        return session.exec(select(User).where(col(User.name) == name)).first()
+
+
+def list_users(engine: Engine) -> list[User]:
+    """Every user, by name."""
+    with open_session(engine) as session:
+        return list(session.exec(select(User).order_by(col(User.name))))
+
+
+def ensure_user(engine: Engine, name: str, *, now: Clock = time.time) -> User:
+    """The user called `name`, created on first sight (the reverse-proxy header mode).
+
+    Raises ValueError for a blank name or one with control characters.
+    """
+    cleaned = _clean_name(name)
+    for _attempt in range(2):
+        found = _by_name(engine, cleaned)
+        if found is not None:
+            return found
+        try:
+            with open_session(engine) as session:
+                user = User(name=cleaned, created_at=now())
+                session.add(user)
+                session.commit()
+                return user
+        except IntegrityError:
+            continue  # a parallel request created it first; read it back
+    found = _by_name(engine, cleaned)
+    assert found is not None
+    return found
+
+
+def add_user(engine: Engine, name: str, password: str, *, now: Clock = time.time) -> User:
+    """Create a user who signs in with `password` (stored as an argon2 hash).
+
+    Raises UserExistsError when the name is taken, ValueError for a blank name or password.
+    """
+    cleaned = _clean_name(name)
+    if not password:
+        raise ValueError("A password cannot be empty.")
+    user = User(name=cleaned, password_hash=_hasher.hash(password), created_at=now())
+    try:
+        with open_session(engine) as session:
+            session.add(user)
+            session.commit()
+    except IntegrityError as exc:
+        raise UserExistsError(
+            f"A user named {cleaned!r} already exists; choose another name, or change "
+            f"their password with `python -m intent_ui users passwd {cleaned}`."
+        ) from exc
+    return user
+
+
+def set_password(engine: Engine, name: str, password: str) -> User | None:
+    """Replace a user's password; None when there is no user by that name."""
+    if not password:
+        raise ValueError("A password cannot be empty.")
+    with open_session(engine) as session:
+        user = session.exec(select(User).where(col(User.name) == name.strip())).first()
+        if user is None:
+            return None
+        user.password_hash = _hasher.hash(password)
+        session.add(user)
+        session.commit()
+        return user
+
+
+def authenticate(engine: Engine, name: str, password: str) -> User | None:
+    """The user when `password` is theirs; None for an unknown name or a wrong password."""
+    user = _by_name(engine, name.strip()) if isinstance(name, str) else None
+    stored = user.password_hash if user is not None else None
+    try:
+        _hasher.verify(stored or _DUMMY_HASH, password)
+    except (VerificationError, InvalidHashError):
+        return None
+    return user if stored else None

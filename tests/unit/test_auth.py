@@ -1,0 +1,59 @@
+"""Session cookies of password mode: signed, checked, and void after a password change."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+
+from intent_ui.config import AuthConfig
+from intent_ui.store import users
+from intent_ui.store.db import dispose_engines
+from intent_ui.ui.auth import read_session, sign_session
+from tests.unit._store_helpers import migrated_engine
+
+AUTH = AuthConfig(mode="password", secret="a" * 40)
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
+    monkeypatch.delenv("DB_URL", raising=False)
+    yield migrated_engine(tmp_path)
+    dispose_engines()
+
+
+def host(engine: Engine) -> Any:
+    return SimpleNamespace(engine=engine)
+
+
+def test_a_signed_session_names_its_user(engine: Engine) -> None:
+    alice = users.add_user(engine, "alice", "pw")
+    assert read_session(host(engine), AUTH, sign_session(AUTH, alice)) == alice.id
+
+
+@pytest.mark.parametrize("token", ["", "alice", '["local", ""]', "x.y.z"])
+def test_unsigned_or_garbled_tokens_sign_nobody_in(engine: Engine, token: str) -> None:
+    assert read_session(host(engine), AUTH, token) is None
+
+
+def test_a_token_signed_with_another_secret_signs_nobody_in(engine: Engine) -> None:
+    alice = users.add_user(engine, "alice", "pw")
+    other = AuthConfig(mode="password", secret="b" * 40)
+    assert read_session(host(engine), AUTH, sign_session(other, alice)) is None
+
+
+def test_changing_the_password_ends_older_sessions(engine: Engine) -> None:
+    alice = users.add_user(engine, "alice", "pw")
+    token = sign_session(AUTH, alice)
+    users.set_password(engine, "alice", "new")
+    assert read_session(host(engine), AUTH, token) is None
+
+
+def test_a_user_without_a_password_has_no_session(engine: Engine) -> None:
+    local = users.get_user(engine, "local")
+    assert local is not None
+    assert read_session(host(engine), AUTH, sign_session(AUTH, local)) is None
