@@ -28,6 +28,13 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
 - `run_in_background: true` answers the model with a handle at once (`CallBackgrounded`);
   the real result settles the call when it arrives, and the turn waits for it (bounded)
   before `TurnDone`; a timeout settles it as `error`.
+- With goals (an `IntentRegistry` of the agent's goals), the first round offers only the
+  registry's `select_intent` tool. The loop answers that call itself, as it answers
+  `tool_search`: a valid choice emits `GoalSelected` and, from the next round, offers only
+  the tools the goal delegates to (`tools_for_goal` over `families`) plus the host
+  machinery; an unknown goal gets an error result listing the goals, and the model may
+  choose again. A call to a tool outside the chosen goal (or before any goal) is refused
+  with an error result naming what to do instead.
 - With an `ActivityLabeler`, each block of two or more calls (the blocks with a group
   header) gets a label once all its calls settled, computed concurrently with the next
   round and emitted before `TurnDone`.
@@ -72,7 +79,12 @@ from intent_ui.core.capabilities.background import (
     is_background_requested,
     strip_run_in_background_arg,
 )
-from intent_ui.core.capabilities.intent import TOOL_INTENTS_CAPABILITY, read_intent, strip_intent
+from intent_ui.core.capabilities.intent import (
+    TOOL_INTENTS_CAPABILITY,
+    read_intent,
+    remove_intent_param,
+    strip_intent,
+)
 from intent_ui.core.capabilities.selection import canonical_tool_options
 from intent_ui.core.capabilities.strict import to_strict_tool
 from intent_ui.core.events import (
@@ -83,12 +95,20 @@ from intent_ui.core.events import (
     CallSettled,
     CallStarted,
     FinalState,
+    GoalSelected,
     SeqCounter,
     TextDelta,
     TurnDone,
     TurnEvent,
 )
+from intent_ui.core.goals import goal_label
 from intent_ui.core.labels import GROUP_HEADER_MIN_CALLS
+from intent_ui.core.registry import (
+    SELECT_INTENT_TOOL_NAME,
+    IntentRegistry,
+    RegistryError,
+    tools_for_goal,
+)
 from intent_ui.core.text import scrub_decoded
 
 __all__ = [
@@ -166,6 +186,8 @@ class TurnRun:
         activity_timeout: float = DEFAULT_ACTIVITY_TIMEOUT,
         seq: SeqCounter | None = None,
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT_S,
+        goals: IntentRegistry | None = None,
+        families: Mapping[str, str] | None = None,
     ) -> None:
         self._provider = provider
         self._model = model
@@ -215,6 +237,26 @@ class TurnRun:
             if RUN_IN_BACKGROUND_CAPABILITY in capabilities
             else frozenset()
         )
+
+        # Turn-level goals: the first round offers only the selection tool; the goal's
+        # tools replace it once the model has chosen (`_select_goal`).
+        self._goals = (
+            goals
+            if goals is not None and any(goal.advertised for goal in goals.describe())
+            else None
+        )
+        self._families = dict(families or {})
+        self.goal: str | None = None
+        """The id of the goal the model chose for this turn (None before, or without goals)."""
+        self._goal_tool_ids: frozenset[str] = frozenset()
+        self._all_definitions = self.definitions
+        if self._goals is not None:
+            select: Any = self._goals.with_intent()
+            if TOOL_INTENTS_CAPABILITY in capabilities:
+                self.label_tool_names = self.label_tool_names | {SELECT_INTENT_TOOL_NAME}
+            else:
+                select = remove_intent_param(select)
+            self.definitions = [_plain(to_strict_tool(select) if strict else select)]
 
         self.new_messages: list[dict[str, Any]] = []
         """Neutral messages this turn added (user, assistant, tool), complete after TurnDone."""
@@ -432,9 +474,18 @@ class TurnRun:
         if tool is None and call.name == CHECK_BACKGROUND_TASK_NAME and self._background_on:
             self._settle(call, self._check_background(args))
             return
-        if tool is None and call.name == TOOL_SEARCH_NAME and self._deferred:
+        searchable = self._goals is None or self.goal is not None
+        if tool is None and call.name == TOOL_SEARCH_NAME and self._deferred and searchable:
             self._settle(call, self._search_tools(strip_intent(args)))
             return
+        if tool is None and call.name == SELECT_INTENT_TOOL_NAME and self._goals is not None:
+            self._settle(call, self._select_goal(call.call_id, args))
+            return
+        if tool is not None and self._goals is not None:
+            refusal = self._outside_goal(call.name, tool)
+            if refusal is not None:
+                self._settle(call, refusal)
+                return
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
             self._settle(
@@ -454,6 +505,60 @@ class TurnRun:
             self._dispatch_background(call, tool, args)
             return
         self._settle(call, await _invoke(tool, call.name, args, timeout=self._tool_timeout))
+
+    def _select_goal(self, call_id: str, args: Any) -> ToolResult:
+        """The host side of `select_intent`: record the goal and narrow the offered tools."""
+        assert self._goals is not None
+        if self.goal is not None:
+            return ToolResult(
+                f"This turn's goal is already '{self.goal}'; call its tools instead.",
+                is_error=True,
+            )
+        try:
+            selection = self._goals.select(args, stage_id=call_id)
+        except RegistryError as exc:
+            return ToolResult(f"{exc}. Call {SELECT_INTENT_TOOL_NAME} again.", is_error=True)
+        goal = self._goals.get(selection.intent_id)
+        assert goal is not None
+        tool_ids = [tool.tool_id for tool in self._tools.values()]
+        self._goal_tool_ids = frozenset(
+            tools_for_goal(self._goals, goal.id, tool_ids, self._families)
+        )
+        self.goal = goal.id
+        self._deferred = [name for name in self._deferred if self._in_goal(name)]
+        self.definitions = [
+            definition
+            for definition in self._all_definitions
+            if self._in_goal(definition["name"])
+            and (definition["name"] != TOOL_SEARCH_NAME or self._deferred)
+        ]
+        self._emit(GoalSelected(self._next_seq(), goal.id, goal_label(goal)))
+        offered = [definition["name"] for definition in self.definitions]
+        return ToolResult(
+            json.dumps({"goal": goal.id, "tools": offered}, ensure_ascii=False),
+            outcome=f"Goal: {goal_label(goal)}",
+        )
+
+    def _in_goal(self, name: str) -> bool:
+        """Whether the chosen goal keeps this model-facing name (host machinery always)."""
+        tool = self._tools.get(name)
+        return tool is None or tool.tool_id in self._goal_tool_ids
+
+    def _outside_goal(self, name: str, tool: Tool) -> ToolResult | None:
+        """An error result for a call the turn's goal does not allow, else None."""
+        if self.goal is None:
+            return ToolResult(
+                f"Choose this turn's goal with {SELECT_INTENT_TOOL_NAME} before calling '{name}'.",
+                is_error=True,
+            )
+        if tool.tool_id in self._goal_tool_ids:
+            return None
+        allowed = [n for n, t in self._tools.items() if t.tool_id in self._goal_tool_ids]
+        return ToolResult(
+            f"'{name}' is not one of the tools of this turn's goal '{self.goal}' "
+            f"(its tools: {', '.join(allowed) or 'none'}).",
+            is_error=True,
+        )
 
     def _search_tools(self, args: Mapping[str, Any]) -> ToolResult:
         """The host side of `tool_search`: promote the deferred tools that match."""

@@ -36,7 +36,7 @@ from intent_ui.agent.tools.memory import (
     MemoryStore,
     MemoryTool,
 )
-from intent_ui.agent.tools.registry import build_tools
+from intent_ui.agent.tools.registry import build_tools, tool_family_of
 from intent_ui.config import DEFAULT_DEMO_PACING_MS, AppConfig, EndpointConfig, ModelSpec
 from intent_ui.core.capabilities.intent import (
     TOOL_INTENTS_CAPABILITY,
@@ -44,6 +44,7 @@ from intent_ui.core.capabilities.intent import (
 )
 from intent_ui.core.capabilities.selection import TOOL_SELECTION_WILDCARD
 from intent_ui.core.events import SeqCounter
+from intent_ui.core.goals import goal_registry
 
 __all__ = ["AgentRuntime", "UnknownEndpointError"]
 
@@ -267,19 +268,23 @@ class AgentRuntime:
         max_rounds: int = 8,
         seq: SeqCounter | None = None,
         user_id: str | None = None,
+        goals: Sequence[Mapping[str, Any]] = (),
     ) -> TurnRun:
         """Prepare a turn on an endpoint; iterate the returned `TurnRun` to run it.
 
         `tool_options` None means the default agent's options. `user_id` is whose turn it
-        is (their memories and actions); None is the local user.
+        is (their memories and actions); None is the local user. `goals` are the agent's
+        stored goals: when there are any, the model chooses one first and it narrows the
+        turn's tools (raises `GoalError` when they are invalid).
         """
         found = self.endpoint(endpoint)
+        tools = self.tools_for(agent_tool_ids, user_id)
         return run_turn(
             provider=self.provider_for(found.name),
             model=model or self.default_model(found.name),
             history=list(history),
             user_message=user_message,
-            tools=self.tools_for(agent_tool_ids, user_id),
+            tools=tools,
             tool_options=self.default_tool_options() if tool_options is None else tool_options,
             capabilities=frozenset(self.config.capabilities),
             system=system,
@@ -290,4 +295,6 @@ class AgentRuntime:
             activity=self.labeler_for(found.name),
             seq=seq,
             tool_timeout=self.config.tool_timeout_s,
+            goals=goal_registry(goals) if goals else None,
+            families={tool.tool_id: tool_family_of(tool) for tool in tools},
         )

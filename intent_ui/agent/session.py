@@ -383,8 +383,8 @@ async def _failed(seq: SeqCounter, error: str) -> AsyncIterator[TurnEvent]:
 def agent_settings(
     sessions: TurnSessions, agent_id: str, user_id: str = LOCAL_USER_ID
 ) -> Mapping[str, Any]:
-    """What the picked agent changes about a turn: tools, options, instructions, and its
-    own endpoint/model when it has one. The default (ephemeral) agent changes nothing:
+    """What the picked agent changes about a turn: tools, options, instructions, goals,
+    and its own endpoint/model when it has one. The default (ephemeral) agent changes nothing:
     every tool, every eligible tool described. A model spec synthesises its options.
     An agent `user_id` may not read changes nothing either. Blocking (reads the row)."""
     config, runtime = sessions.config, sessions.runtime
@@ -410,6 +410,7 @@ def agent_settings(
         "agent_tool_ids": agent.tools,
         "tool_options": agent.tool_options,
         "system": agent.instructions or None,
+        "goals": agent.goals,
     }
     if agent.endpoint and config.endpoint(agent.endpoint) is not None:
         settings["endpoint"] = agent.endpoint

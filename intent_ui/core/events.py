@@ -95,6 +95,15 @@ class ActivityLabel:
 
 
 @dataclass(frozen=True, slots=True)
+class GoalSelected:
+    """The model chose the turn's goal; `label` is what the turn's goal line shows."""
+
+    seq: int
+    goal_id: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
 class TurnDone:
     """The turn ended. `error` is a readable message when it ended badly."""
 
@@ -112,6 +121,7 @@ TurnEvent = (
     | CallSettled
     | TextDelta
     | ActivityLabel
+    | GoalSelected
     | TurnDone
 )
 

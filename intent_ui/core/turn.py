@@ -8,6 +8,7 @@ what changed, so a view re-renders only that:
   fields changed, or its activity label arrived);
 - `"text"`: the reply text grew;
 - `"parts"`: the part list changed shape (a new text part or a new tool block);
+- `"goal"`: the turn's goal was chosen (`goal`);
 - `"done"`: the turn ended.
 
 Rules (each pinned by tests):
@@ -57,6 +58,7 @@ from intent_ui.core.events import (
     CallSettled,
     CallStarted,
     CallState,
+    GoalSelected,
     TextDelta,
     TurnDone,
     TurnEvent,
@@ -159,6 +161,8 @@ class TurnView:
         self._activity: dict[int, str] = {}
         self._text: list[str] = []
         self._last_seq = 0
+        self.goal: tuple[str, str] | None = None
+        """The chosen goal as (id, label), once the model chose one."""
         self.done = False
         self.stop_reason: str | None = None
         self.error: str | None = None
@@ -198,6 +202,8 @@ class TurnView:
                 return self._text_delta(event)
             case ActivityLabel():
                 return self._activity_label(event)
+            case GoalSelected():
+                return self._goal(event)
             case TurnDone():
                 return self._done(event)
         self.problems.append(
@@ -326,6 +332,16 @@ class TurnView:
             return set()
         self._activity[event.block] = event.label
         return {_header(event.block)}
+
+    def _goal(self, event: GoalSelected) -> set[str]:
+        if not isinstance(event.goal_id, str) or not isinstance(event.label, str):
+            self.problems.append(f"ignored GoalSelected seq={event.seq}: id and label must be text")
+            return set()
+        goal = (event.goal_id, event.label)
+        if goal == self.goal:
+            return set()
+        self.goal = goal
+        return {"goal"}
 
     def _done(self, event: TurnDone) -> set[str]:
         self.done = True

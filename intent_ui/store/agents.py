@@ -11,6 +11,10 @@ switch of the background toggles:
 - sibling keys and other tools are untouched, and the stored dict is never mutated in
   place: `with_tool_option` builds a new one.
 
+`goals` is the agent's list of turn-level goals (`core.goals`): every write validates it
+with `goal_registry` and raises its `GoalError` (a ValueError naming the goal and the
+rule), so an invalid goal list is never stored.
+
 Ownership: every function takes the acting user (`owner`, a user id). An agent is visible
 to its owner and, when `shared`, to everyone (`get_agent`, `list_agents`, and
 `duplicate_agent`, whose copy belongs to the one duplicating); it is changed or deleted
@@ -27,6 +31,7 @@ from typing import Any
 from sqlalchemy import Engine, delete, or_, update
 from sqlmodel import Session, col, select
 
+from intent_ui.core.goals import GOAL_FIELDS, goal_registry
 from intent_ui.store.db import open_session, store_errors
 from intent_ui.store.models import Agent, Clock, Conversation, encode_json
 
@@ -85,9 +90,10 @@ def create_agent(
     tools: Iterable[str] = (),
     tool_options: Mapping[str, Mapping[str, Any]] | None = None,
     shared: bool = False,
+    goals: Iterable[Mapping[str, Any]] = (),
     now: Clock = time.time,
 ) -> Agent:
-    """Create and return an agent. Raises ValueError for a blank name."""
+    """Create and return an agent. Raises ValueError for a blank name or invalid goals."""
     stamp = now()
     agent = Agent(
         owner_id=owner,
@@ -98,6 +104,7 @@ def create_agent(
         model=model,
         tools_json=encode_json(_tool_ids(tools)),
         tool_options_json=encode_json(_copy_options(tool_options or {})),
+        goals_json=encode_json(_goals(goals)),
         created_at=stamp,
         updated_at=stamp,
     )
@@ -151,11 +158,12 @@ def update_agent(
     tools: Iterable[str] = _UNSET,
     tool_options: Mapping[str, Mapping[str, Any]] = _UNSET,
     shared: bool = _UNSET,
+    goals: Iterable[Mapping[str, Any]] = _UNSET,
     now: Clock = time.time,
 ) -> Agent | None:
     """Change the given fields; None when the agent does not exist or is not `owner`'s.
 
-    Raises ValueError for a blank name.
+    Raises ValueError for a blank name or invalid goals.
     """
     values: dict[str, Any] = {}
     if name is not _UNSET:
@@ -172,6 +180,8 @@ def update_agent(
         values["tool_options_json"] = encode_json(_copy_options(tool_options))
     if shared is not _UNSET:
         values["shared"] = bool(shared)
+    if goals is not _UNSET:
+        values["goals_json"] = encode_json(_goals(goals))
     return _update(engine, agent_id, owner, values, now)
 
 
@@ -193,6 +203,7 @@ def duplicate_agent(
         model=original.model,
         tools=original.tools,
         tool_options=original.tool_options,
+        goals=original.goals,
         now=now,
     )
 
@@ -322,6 +333,20 @@ def _tool_ids(tools: Iterable[str]) -> list[str]:
         if isinstance(tool, str) and tool:
             seen.setdefault(tool, None)
     return list(seen)
+
+
+def _goals(goals: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The goals as stored (their known fields, delegates as a list), once validated."""
+    listed = [dict(goal) if isinstance(goal, Mapping) else goal for goal in goals]
+    goal_registry(listed)
+    return [
+        {
+            key: list(goal[key]) if key == "delegates" else goal[key]
+            for key in GOAL_FIELDS
+            if key in goal
+        }
+        for goal in listed
+    ]
 
 
 def _copy_options(options: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -160,6 +160,8 @@ class Agent(SQLModel, table=True):
     tools_json: str = Field(default="[]", sa_type=Text)  # list of tool ids
     # {tool_id: {describe_intent, defer_loading, run_in_background, allowed_callers}}
     tool_options_json: str = Field(default="{}", sa_type=Text)
+    # [{id, description, delegates}]: turn-level goals (core.goals), validated on write
+    goals_json: str = Field(default="[]", sa_type=Text)
     created_at: float
     updated_at: float
 
@@ -174,6 +176,11 @@ class Agent(SQLModel, table=True):
         if not isinstance(value, dict):
             return {}
         return {k: dict(v) for k, v in value.items() if isinstance(v, dict)}
+
+    @property
+    def goals(self) -> list[dict[str, Any]]:
+        value = decode_json(self.goals_json, [])
+        return [dict(g) for g in value if isinstance(g, dict)] if isinstance(value, list) else []
 
 
 class MemoryEntry(SQLModel, table=True):

@@ -18,8 +18,16 @@ from intent_ui.agent.tools.native import file_tools
 from intent_ui.agent.tools.web_search import WebSearchTool
 from intent_ui.agent.tools.workspace import Workspace
 from intent_ui.config import AppConfig
+from intent_ui.core.goals import tool_family
 
-__all__ = ["ToolIndex", "build_tools", "model_facing_name", "native_tools"]
+__all__ = [
+    "ToolIndex",
+    "build_tools",
+    "model_facing_name",
+    "native_tools",
+    "tool_family_of",
+    "tool_group",
+]
 
 
 def native_tools(
@@ -44,6 +52,20 @@ def build_tools(
     if mcp_manager is not None:
         tools.extend(mcp_manager.tools())
     return tools
+
+
+def tool_group(tool: Tool) -> str | None:
+    """The MCP server of an MCP tool, the domain of an action, None for a native tool."""
+    if tool.kind == "mcp":
+        return tool.server
+    if tool.kind == "action":
+        return getattr(tool, "domain", None) or None
+    return None
+
+
+def tool_family_of(tool: Tool) -> str:
+    """The family a goal delegates to for this tool (`core.goals.tool_family`)."""
+    return tool_family(tool.kind, tool.name, tool_group(tool), tool.tool_id)
 
 
 def model_facing_name(tool: Tool, all_tools: Iterable[Tool]) -> str:

@@ -1,0 +1,118 @@
+"""An agent's turn-level goals: the stored shape, its validation, and tool families.
+
+A goal is a registered intent (`core.registry`) whose delegates are tool *families*. An
+agent stores its goals as a list of `{"id", "description", "delegates"}` objects; when it
+has any, each turn starts with the model choosing one through the registry's
+`select_intent` tool, and the goal narrows the turn's tools to its families.
+
+One function derives a tool's family, for the builder (which lists the families a goal
+may delegate to) and the run loop (which filters by them) alike, so the two cannot
+disagree:
+
+- native tools by what they do: the file readers -> `read`, the file writers -> `write`,
+  the memory tools -> `memory`, `web_search` -> `web`;
+- an MCP tool -> `mcp:{server}`, so a goal can delegate to a whole server;
+- an action -> `action:{domain}`;
+- any other tool -> its own tool id (a delegate may always name one tool).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from intent_ui.core.registry import IntentDescription, IntentRegistry, RegistryError
+
+__all__ = [
+    "GOAL_FIELDS",
+    "NATIVE_FAMILIES",
+    "GoalError",
+    "goal_label",
+    "goal_registry",
+    "tool_family",
+]
+
+NATIVE_FAMILIES: Mapping[str, str] = {
+    "read_file": "read",
+    "grep_search": "read",
+    "glob_search": "read",
+    "list_directory": "read",
+    "write_file": "write",
+    "edit_file": "write",
+    "create_file": "write",
+    "set_memory": "memory",
+    "delete_memory": "memory",
+    "web_search": "web",
+}
+"""Native tool name -> its family."""
+
+GOAL_FIELDS: tuple[str, ...] = ("id", "description", "delegates")
+"""The keys a stored goal has."""
+
+
+class GoalError(ValueError):
+    """An invalid goal list; the message names the goal and the broken rule."""
+
+
+def tool_family(kind: str, name: str, group: str | None, tool_id: str) -> str:
+    """The family a goal delegates to for this tool (see the module docstring).
+
+    `group` is the MCP server of an MCP tool or the domain of an action.
+    """
+    if kind == "native":
+        return NATIVE_FAMILIES.get(name, tool_id)
+    if kind == "mcp" and group:
+        return f"mcp:{group}"
+    if kind == "action" and group:
+        return f"action:{group}"
+    return tool_id
+
+
+def goal_registry(goals: Sequence[Mapping[str, Any]]) -> IntentRegistry:
+    """The sealed registry of an agent's goals, each offered by `select_intent`.
+
+    Raises `GoalError` naming the goal (its id, or its position while it has none) and
+    the rule it breaks: a blank id or description, a repeated id, an unknown key, or
+    delegates that are not a list of distinct family names.
+    """
+    seen: set[str] = set()
+    registrations = []
+    for position, goal in enumerate(goals, start=1):
+        if not isinstance(goal, Mapping):
+            raise GoalError(f"Goal #{position}: expected an object with an id and a description")
+        ident = goal.get("id")
+        where = f"Goal #{position}"
+        if not isinstance(ident, str) or not ident.strip():
+            raise GoalError(f"{where}: give it an id (a short name such as 'research')")
+        where = f"Goal '{ident}'"
+        if ident != ident.strip():
+            raise GoalError(f"{where}: the id must not start or end with spaces")
+        if ident in seen:
+            raise GoalError(f"{where}: another goal already has this id; ids must be unique")
+        seen.add(ident)
+        unknown = sorted(str(key) for key in goal if key not in GOAL_FIELDS)
+        if unknown:
+            raise GoalError(
+                f"{where}: unknown field(s) {', '.join(unknown)}; a goal has "
+                f"{', '.join(GOAL_FIELDS)}"
+            )
+        description = goal.get("description")
+        if not isinstance(description, str) or not description.strip():
+            raise GoalError(f"{where}: describe when the model should choose it")
+        registrations.append(
+            {
+                "id": ident,
+                "description": description.strip(),
+                "delegates": goal.get("delegates"),
+                "as_intent": True,
+            }
+        )
+    try:
+        return IntentRegistry.create(registrations)
+    except RegistryError as exc:  # what only the registry checks (the delegates' shape)
+        raise GoalError(str(exc).replace("intent ", "Goal ", 1)) from exc
+
+
+def goal_label(goal: IntentDescription) -> str:
+    """What the turn's goal line shows for a chosen goal: its description."""
+    return goal.description

@@ -1,0 +1,31 @@
+"""Agent goals: a goals_json column on agents (the turn-level goals a turn chooses from).
+
+Existing agents get an empty list: no goals, so their turns offer every picked tool, as
+before.
+
+Revision ID: 0005_agent_goals
+Revises: 0004_capture_events
+Create Date: 2026-12-01 01:10:00.000000
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0005_agent_goals"
+down_revision: str | Sequence[str] | None = "0004_capture_events"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("agents", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("goals_json", sa.Text(), nullable=False, server_default="[]"))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("agents", schema=None) as batch_op:
+        batch_op.drop_column("goals_json")
