@@ -31,10 +31,12 @@ from intent_ui.core.events import (
     CallBackgrounded,
     CallSettled,
     CallStarted,
+    GoalSelected,
     TextDelta,
     TurnDone,
     TurnEvent,
 )
+from intent_ui.core.goals import goal_registry
 
 ALL_CAPS = frozenset({"tool_intents", "run_in_background", "deferred_tools", "programmatic_tools"})
 GUARD = 10  # seconds: a safety net against hangs, never an assertion about speed
@@ -749,3 +751,122 @@ async def test_tool_search_with_no_match_lists_what_is_deferred() -> None:
     events = await asyncio.wait_for(collect(run), GUARD)
     result = settled(events, "s1")
     assert "convert_pdf" in result.output and result.outcome == "No tools found for weather"
+
+
+# --- turn-level goals -----------------------------------------------------------------
+
+GOALS = goal_registry(
+    [
+        {"id": "research", "description": "Find things in the code", "delegates": ["read"]},
+        {"id": "remember", "description": "Remember a fact", "delegates": ["memory"]},
+    ]
+)
+FAMILIES = {"grep_search": "read", "set_memory": "memory"}
+
+
+def choose(call_id: str, goal: str) -> list[Step]:
+    return call(
+        call_id,
+        "select_intent",
+        {"intent": f"Choosing {goal}", "intent_id": goal, "input": {}},
+    )
+
+
+async def test_a_goal_turn_offers_only_the_selection_tool_then_the_goals_tools() -> None:
+    grep, memory = FakeTool("grep_search"), FakeTool("set_memory")
+    provider = ScriptedProvider(
+        [*choose("g1", "research"), end()],
+        [*call("c1", "grep_search", {"intent": "Searching for OAuth", "pattern": "oauth"}), end()],
+        [TextChunk("Found it."), end()],
+    )
+    run = make_run(provider, [grep, memory], goals=GOALS, families=FAMILIES)
+    events = await collect(run)
+    offered = [[tool["name"] for tool in request.tools] for request in provider.requests]
+    assert offered == [["select_intent"], ["grep_search"], ["grep_search"]]
+    first = provider.requests[0].tools[0]["parameters"]["properties"]
+    assert next(iter(first)) == INTENT_ARG
+    (goal,) = of(events, GoalSelected)
+    assert (goal.goal_id, goal.label) == ("research", "Find things in the code")
+    selection = settled(events, "g1")
+    assert selection.state == "settled" and selection.outcome == "Goal: Find things in the code"
+    assert goal.seq < selection.seq
+    assert grep.seen == [{"pattern": "oauth"}] and memory.seen == []
+    assert run.goal == "research"
+    assert of(events, CallStarted)[0].label_bearing
+
+
+async def test_an_unknown_goal_gets_an_error_listing_the_goals_and_the_model_may_retry() -> None:
+    provider = ScriptedProvider(
+        [*choose("g1", "shopping"), end()],
+        [*choose("g2", "remember"), end()],
+        [TextChunk("Ok."), end()],
+    )
+    run = make_run(
+        provider, [FakeTool("grep_search"), FakeTool("set_memory")], goals=GOALS, families=FAMILIES
+    )
+    events = await collect(run)
+    wrong = settled(events, "g1")
+    assert wrong.state == "error"
+    assert "'shopping'" in wrong.output and "research" in wrong.output
+    assert "remember" in wrong.output
+    assert [t["name"] for t in provider.requests[1].tools] == ["select_intent"]
+    assert [t["name"] for t in provider.requests[2].tools] == ["set_memory"]
+    assert [e.goal_id for e in of(events, GoalSelected)] == ["remember"]
+
+
+async def test_a_tool_outside_the_goal_or_before_any_goal_is_refused() -> None:
+    grep, memory = FakeTool("grep_search"), FakeTool("set_memory")
+    provider = ScriptedProvider(
+        [*call("c0", "grep_search", {"pattern": "x"}), end()],
+        [*choose("g1", "research"), end()],
+        [*call("c1", "set_memory", {"pattern": "x"}), end()],
+        [TextChunk("Ok."), end()],
+    )
+    run = make_run(provider, [grep, memory], goals=GOALS, families=FAMILIES)
+    events = await collect(run)
+    early, outside = settled(events, "c0"), settled(events, "c1")
+    assert early.state == "error" and "select_intent" in early.output
+    assert outside.state == "error"
+    assert "'research'" in outside.output and "grep_search" in outside.output
+    assert grep.seen == [] and memory.seen == []
+
+
+async def test_a_second_selection_in_the_same_turn_is_refused() -> None:
+    provider = ScriptedProvider(
+        [*choose("g1", "research"), *choose("g2", "remember"), end()],
+        [TextChunk("Ok."), end()],
+    )
+    run = make_run(
+        provider, [FakeTool("grep_search"), FakeTool("set_memory")], goals=GOALS, families=FAMILIES
+    )
+    events = await collect(run)
+    assert [e.goal_id for e in of(events, GoalSelected)] == ["research"]
+    assert settled(events, "g2").state == "error"
+    assert "already 'research'" in settled(events, "g2").output
+
+
+async def test_with_intents_off_the_selection_tool_carries_no_intent_label() -> None:
+    provider = ScriptedProvider(
+        [*call("g1", "select_intent", {"intent_id": "research", "input": {}}), end()],
+        [TextChunk("Ok."), end()],
+    )
+    run = make_run(
+        provider,
+        [FakeTool("grep_search")],
+        goals=GOALS,
+        families=FAMILIES,
+        capabilities=frozenset(),
+    )
+    events = await collect(run)
+    properties = provider.requests[0].tools[0]["parameters"]["properties"]
+    assert INTENT_ARG not in properties
+    assert not of(events, CallStarted)[0].label_bearing
+    assert [e.goal_id for e in of(events, GoalSelected)] == ["research"]
+
+
+async def test_without_goals_every_tool_is_offered_from_the_first_round() -> None:
+    provider = ScriptedProvider([TextChunk("Hi."), end()])
+    run = make_run(provider, [FakeTool("grep_search"), FakeTool("set_memory")])
+    events = await collect(run)
+    assert [t["name"] for t in provider.requests[0].tools] == ["grep_search", "set_memory"]
+    assert of(events, GoalSelected) == []

@@ -317,3 +317,31 @@ def test_the_owner_can_stop_sharing(engine: Engine) -> None:
     agent = agents.create_agent(engine, owner="alice", name="Reviewer", shared=True)
     assert agents.update_agent(engine, agent.id, owner="alice", shared=False) is not None
     assert agents.get_agent(engine, agent.id, owner="bob") is None
+
+
+# --- goals -----------------------------------------------------------------------------------
+
+GOALS = [
+    {"id": "research", "description": "Find things in the code", "delegates": ["read"]},
+    {"id": "remember", "description": "Remember a fact", "delegates": ["memory"]},
+]
+
+
+def test_goals_are_stored_updated_and_duplicated(engine: Engine) -> None:
+    created = _agent(engine, goals=GOALS)
+    assert agents.get_agent(engine, created.id, owner=OWNER).goals == GOALS  # type: ignore[union-attr]
+    updated = agents.update_agent(engine, created.id, owner=OWNER, goals=GOALS[:1])
+    assert updated is not None and updated.goals == GOALS[:1]
+    copy = agents.duplicate_agent(engine, created.id, owner=OWNER)
+    assert copy is not None and copy.goals == GOALS[:1]
+    assert _agent(engine).goals == []
+
+
+def test_invalid_goals_are_refused_and_the_stored_ones_kept(engine: Engine) -> None:
+    created = _agent(engine, goals=GOALS)
+    twice = [GOALS[0], {**GOALS[1], "id": "research"}]
+    with pytest.raises(ValueError, match="Goal 'research': another goal already has this id"):
+        agents.update_agent(engine, created.id, owner=OWNER, goals=twice)
+    with pytest.raises(ValueError, match="Goal #1: give it an id"):
+        _agent(engine, goals=[{"description": "no id"}])
+    assert agents.get_agent(engine, created.id, owner=OWNER).goals == GOALS  # type: ignore[union-attr]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from dataclasses import replace
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from intent_ui.core.events import (
     CallBackgrounded,
     CallSettled,
     CallStarted,
+    GoalSelected,
     TextDelta,
     TurnDone,
     TurnEvent,
@@ -87,6 +89,7 @@ def _rendered(view: TurnView) -> dict[str, Any]:
         "cards": {c.call_id: view.card_label(c.call_id, "en") for c in view.calls()},
         "headers": {b: view.block_header(b, "en") for b in view.blocks()},
         "text": view.text,
+        "goal": view.goal,
         "done": (view.done, view.stop_reason, view.error),
     }
 
@@ -109,6 +112,14 @@ def _stored_rows(engine: Engine, message_id: str) -> list[Any]:
                 select(table).where(table.c.message_id == message_id).order_by(table.c.seq)
             )
         )
+
+
+def test_the_chosen_goal_is_stored_and_survives_a_reload(engine: Engine, message_id: str) -> None:
+    goal = GoalSelected(2, "research", "Find things in the code")
+    events = [*STREAM[:1], goal, *(replace(e, seq=e.seq + 1) for e in STREAM[1:])]
+    session = record_turn(engine, message_id, events)
+    assert session.view.goal == ("research", "Find things in the code")
+    assert _reloaded(engine, message_id) == _rendered(session.view)
 
 
 def test_reload_after_every_flush_renders_the_live_view(engine: Engine, message_id: str) -> None:
@@ -287,6 +298,7 @@ def test_flush_with_nothing_pending_is_a_no_op(engine: Engine, message_id: str) 
         (CallBackgrounded(1, "c"), True),
         (CallSettled(1, "c", "settled"), True),
         (ActivityLabel(1, 0, "label"), True),
+        (GoalSelected(1, "research", "Find things in the code"), True),
         (TurnDone(1, "end_turn"), True),
     ],
 )

@@ -12,10 +12,12 @@ from intent_ui.core.events import (
     CallBackgrounded,
     CallSettled,
     CallStarted,
+    GoalSelected,
     TextDelta,
     TurnDone,
     TurnEvent,
 )
+from intent_ui.core.events import event_from_record, event_to_record
 from intent_ui.core.turn import TextPart, ToolBlock, TurnView
 
 MCP_ARGS = '{"intent":"Searching for MCP wiring","query":"mcp client"}'
@@ -386,3 +388,26 @@ def test_arguments_grow_by_appending_and_the_record_carries_only_their_length() 
     text = turn.arguments("a")
     assert text.endswith('x"}') and turn.call("a").args_len == len(text)
     assert turn.arguments("unknown") == ""
+
+
+def test_a_chosen_goal_is_kept_and_reported_once() -> None:
+    view = TurnView()
+    assert view.goal is None
+    assert view.apply(GoalSelected(1, "research", "Find things in the code")) == {"goal"}
+    assert view.goal == ("research", "Find things in the code")
+    assert view.apply(GoalSelected(2, "research", "Find things in the code")) == set()
+    assert view.parts == () and view.problems == []
+
+
+def test_a_goal_event_with_a_non_text_label_is_skipped_and_described() -> None:
+    view = TurnView()
+    assert view.apply(GoalSelected(1, "research", None)) == set()  # type: ignore[arg-type]
+    assert view.goal is None
+    assert "GoalSelected seq=1" in view.problems[0]
+
+
+def test_a_goal_event_round_trips_through_its_stored_record() -> None:
+    event = GoalSelected(4, "research", "Find things in the code")
+    kind, data = event_to_record(event)
+    assert kind == "GoalSelected"
+    assert event_from_record(kind, 4, data) == event
