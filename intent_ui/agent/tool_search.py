@@ -80,7 +80,8 @@ def tool_search_definition(*, intents: bool) -> dict[str, Any]:
     }
 
 
-def _words(text: str) -> set[str]:
+def keywords(text: str) -> set[str]:
+    """The words of `text` that say what something does (names split, stop words out)."""
     # Split snake_case and camelCase names into words as well.
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text).replace("_", " ").lower()
     return set(_WORD.findall(spaced)) - _STOP
@@ -89,10 +90,10 @@ def _words(text: str) -> set[str]:
 def rank_tools(query: str, registry: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Names of the tools matching `query`, best first, at most `MAX_RESULTS`."""
     documents = {
-        name: _words(f"{name} {definition.get('description', '')}")
+        name: keywords(f"{name} {definition.get('description', '')}")
         for name, definition in registry.items()
     }
-    wanted = _words(query)
+    wanted = keywords(query)
     total = len(documents)
     scores: dict[str, float] = {}
     for name, words in documents.items():

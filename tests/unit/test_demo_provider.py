@@ -14,9 +14,10 @@ from intent_ui.agent.providers.base import (
     ToolCallBegin,
     ToolCallEnd,
 )
-from intent_ui.agent.providers.demo import DemoProvider, plan_calls
+from intent_ui.agent.providers.demo import DemoProvider, choose_goal, plan_calls
 from intent_ui.agent.providers.openai_stream import ChatCompletionsAccumulator
 from intent_ui.core.capabilities.intent import with_intent
+from intent_ui.core.goals import goal_registry
 
 
 def tool(name: str, *, intent: bool = True, **props: Any) -> dict[str, Any]:
@@ -208,3 +209,51 @@ async def test_max_tokens_cuts_the_arguments_like_a_provider() -> None:
 async def test_the_same_request_streams_the_same_events() -> None:
     req = request("find where OAuth and MCP are handled")
     assert await stream(req) == await stream(req)
+
+
+GOAL_TOOL = goal_registry(
+    [
+        {"id": "remember", "description": "Remember a fact about the user"},
+        {"id": "research", "description": "Search the code for where things are handled"},
+    ]
+).with_intent()
+
+
+def test_the_demo_chooses_the_goal_sharing_the_most_words_with_the_message() -> None:
+    chosen = choose_goal("search for OAuth and MCP", GOAL_TOOL)
+    assert chosen is not None and chosen.name == "select_intent"
+    assert chosen.args == {
+        "intent": "Choosing the goal: Search the code for where things are handled",
+        "intent_id": "research",
+        "input": {},
+    }
+    remembered = choose_goal("remember tone is brief", GOAL_TOOL)
+    assert remembered is not None and remembered.args["intent_id"] == "remember"
+    tie = choose_goal("hello there", GOAL_TOOL)
+    assert tie is not None and tie.args["intent_id"] == "remember"  # the first goal on a tie
+
+
+def test_after_choosing_a_goal_the_demo_plans_with_the_goals_tools() -> None:
+    grep = tool("grep_search", pattern={"type": "string"})
+    request = ChatRequest(
+        model="demo",
+        messages=[
+            {"role": "user", "content": "search for OAuth and MCP"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "g", "name": "select_intent", "arguments": "{}"}],
+            },
+            {"role": "tool", "tool_call_id": "g", "name": "select_intent", "content": "{}"},
+        ],
+        tools=[grep],
+    )
+    chunks = DemoProvider(pacing_ms=0).chunks(request)
+    names = [
+        call["function"]["name"]
+        for chunk in chunks
+        for choice in chunk.get("choices", [])
+        for call in (choice.get("delta") or {}).get("tool_calls") or []
+        if call.get("function", {}).get("name")
+    ]
+    assert names == ["grep_search", "grep_search"]

@@ -12,7 +12,8 @@ from intent_ui.agent.runtime import AgentRuntime, UnknownEndpointError
 from intent_ui.agent.tools.actions import load_action_tools
 from intent_ui.agent.tools.memory import MEMORY_DEFAULT_OWNER, InMemoryMemoryStore
 from intent_ui.config import AppConfig
-from intent_ui.core.events import CallSettled, TurnDone
+from intent_ui.core.events import CallSettled, GoalSelected, TurnDone
+from intent_ui.core.goals import GoalError
 
 
 def config(tmp_path: Path, **extra: object) -> AppConfig:
@@ -107,3 +108,37 @@ def test_model_spec_naming_unknown_tools_is_warned_with_the_known_ones() -> None
         "model_specs[1] (typo): describe_intent names unknown tools serch_code; "
         "known tools: read_file, search_code_mcp_github"
     ]
+
+
+GOALS = [
+    {"id": "remember", "description": "Remember a fact about the user", "delegates": ["memory"]},
+    {
+        "id": "research",
+        "description": "Search the code for where things are handled",
+        "delegates": ["read"],
+    },
+]
+
+
+async def test_an_agent_with_goals_chooses_one_and_uses_only_its_tools_offline(
+    tmp_path: Path,
+) -> None:
+    async with AgentRuntime(config(tmp_path)) as runtime:
+        run = runtime.start_turn(
+            user_message="search for OAuth and MCP",
+            agent_tool_ids=["grep_search", "set_memory"],
+            goals=GOALS,
+        )
+        events = await run.collect()
+    (goal,) = [e for e in events if isinstance(e, GoalSelected)]
+    assert goal.label == "Search the code for where things are handled"
+    outcomes = [e.outcome for e in events if isinstance(e, CallSettled)]
+    assert outcomes[0] == "Goal: Search the code for where things are handled"
+    assert sorted(outcomes[1:]) == ["Found 1 match for OAuth", "No matches for MCP"]
+    assert run.definitions == [d for d in run.definitions if d["name"] == "grep_search"]
+
+
+async def test_invalid_goals_refuse_the_turn_naming_the_goal(tmp_path: Path) -> None:
+    async with AgentRuntime(config(tmp_path)) as runtime:
+        with pytest.raises(GoalError, match="Goal 'research': describe when"):
+            runtime.start_turn(user_message="hi", goals=[{"id": "research", "description": ""}])

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 

@@ -16,8 +16,9 @@ from intent_ui.core.events import (
     TextDelta,
     TurnDone,
     TurnEvent,
+    event_from_record,
+    event_to_record,
 )
-from intent_ui.core.events import event_from_record, event_to_record
 from intent_ui.core.turn import TextPart, ToolBlock, TurnView
 
 MCP_ARGS = '{"intent":"Searching for MCP wiring","query":"mcp client"}'

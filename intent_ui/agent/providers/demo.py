@@ -16,6 +16,10 @@ Plans (case-insensitive, tolerant of wording and trailing punctuation):
 - "remember <k> is <v>" -> `set_memory`; "write <text> to <path>" -> `write_file`;
 - anything else -> a text reply listing what it can do.
 
+When the request offers `select_intent` (an agent with goals), the model first chooses the
+goal whose id and description share the most words with the message (the first on a tie),
+then plans as above with the tools that goal offers.
+
 The intent is written first, and only when the offered definition carries the marked
 intent property, so with the capability off (or `describe_intent` off) no intent is
 written. Tool names are the ones offered in the request. When the request already holds
@@ -36,9 +40,11 @@ from typing import Any
 
 from intent_ui.agent.providers.base import ChatRequest, ProviderEvent
 from intent_ui.agent.providers.openai_stream import ChatCompletionsAccumulator
+from intent_ui.agent.tool_search import keywords
 from intent_ui.core.capabilities.intent import INTENT_ARG, is_intent_label_property
+from intent_ui.core.registry import INPUT_ARG, INTENT_ID_ARG, SELECT_INTENT_TOOL_NAME
 
-__all__ = ["DemoProvider", "PlannedCall", "plan_calls", "reply_for_results"]
+__all__ = ["DemoProvider", "PlannedCall", "choose_goal", "plan_calls", "reply_for_results"]
 
 DEMO_MODEL = "demo"
 _CHARS_PER_TOKEN = 4
@@ -75,12 +81,21 @@ class DemoProvider:
     def chunks(self, request: ChatRequest) -> list[dict[str, Any]]:
         """The whole response as `chat.completion.chunk` dicts (the last has finish_reason)."""
         builder = _ChunkBuilder(request.model or DEMO_MODEL, request.max_tokens)
-        results = _pending_results(request.messages)
+        user = _last_user_text(request.messages)
+        selector = next(
+            (t for t in request.tools if t.get("name") == SELECT_INTENT_TOOL_NAME), None
+        )
+        goal = choose_goal(user, selector) if selector is not None else None
+        # The goal's choice is not a result to report: the tools it offers come next.
+        results = [
+            result
+            for result in _pending_results(request.messages)
+            if result.get("name") != SELECT_INTENT_TOOL_NAME
+        ]
         if results:
             builder.text(reply_for_results(request.messages, results), self._text_pieces)
             return builder.finish("stop")
-        user = _last_user_text(request.messages)
-        calls = plan_calls(user, request.tools)
+        calls = [goal] if goal is not None else plan_calls(user, request.tools)
         if not calls:
             builder.text(_help_text(request.tools), self._text_pieces)
             return builder.finish("stop")
@@ -214,6 +229,35 @@ _WRITE = re.compile(
 )
 _QUOTES = "\"'`“”‘’"
 _SEARCH_ARG_NAMES = ("query", "q", "pattern", "search", "text", "keyword")
+
+
+_GOAL_LINE = re.compile(r"^- (?P<id>[^:\n]+): (?P<description>.*)$", re.MULTILINE)
+
+
+def choose_goal(message: str, tool: Mapping[str, Any]) -> PlannedCall | None:
+    """The `select_intent` call for the goal that shares the most words with `message`.
+
+    The goals are the tool's `intent_id` enum; their descriptions are read from the tool
+    description's `- id: description` lines. None when the tool offers no goal.
+    """
+    choice = _properties(tool).get(INTENT_ID_ARG)
+    ids = [str(i) for i in choice.get("enum") or ()] if isinstance(choice, Mapping) else []
+    if not ids:
+        return None
+    described = {
+        match.group("id"): match.group("description")
+        for match in _GOAL_LINE.finditer(str(tool.get("description") or ""))
+    }
+    wanted = keywords(message)
+    best = max(
+        ids,
+        key=lambda goal: (
+            len(wanted & keywords(f"{goal} {described.get(goal, '')}")),
+            -ids.index(goal),
+        ),
+    )
+    intent = f"Choosing the goal: {described.get(best, best)}"
+    return _call(tool, intent, {INTENT_ID_ARG: best, INPUT_ARG: {}})
 
 
 def plan_calls(message: str, tools: Sequence[Mapping[str, Any]]) -> list[PlannedCall]:
