@@ -63,6 +63,7 @@ _EN: dict[str, str] = {
     "ui.delete": "Delete",
     "ui.language": "Language",
     "ui.agents": "Agents",
+    "ui.goal": "Goal",
     # The agent builder (`/agents`).
     "builder.back_to_chat": "← Chat",
     "builder.new_agent": "New agent",
@@ -223,6 +224,7 @@ _ES: dict[str, str] = {
     "ui.delete": "Eliminar",
     "ui.language": "Idioma",
     "ui.agents": "Agentes",
+    "ui.goal": "Objetivo",
     # The agent builder (`/agents`).
     "builder.back_to_chat": "← Chat",
     "builder.new_agent": "Nuevo agente",
@@ -393,6 +395,7 @@ _JA: dict[str, str] = {
     "ui.delete": "削除",
     "ui.language": "言語",
     "ui.agents": "エージェント",
+    "ui.goal": "目標",
     # The agent builder (`/agents`).
     "builder.back_to_chat": "← チャット",
     "builder.new_agent": "新しいエージェント",

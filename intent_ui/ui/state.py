@@ -33,7 +33,13 @@ from intent_ui.store.db import StoreError
 from intent_ui.ui.auth import AuthState
 from intent_ui.ui.coalescer import LeadingEdgeCoalescer
 from intent_ui.ui.host import Host, current_host, get_host
-from intent_ui.ui.viewmodels import CardCache, HeaderHold, MessageVM, build_turn_parts
+from intent_ui.ui.viewmodels import (
+    CardCache,
+    HeaderHold,
+    MessageVM,
+    build_turn_parts,
+    goal_line,
+)
 
 UI_KEYS = (
     "ui.send",
@@ -46,6 +52,7 @@ UI_KEYS = (
     "ui.delete",
     "ui.language",
     "ui.agents",
+    "ui.goal",
 )
 
 
@@ -235,6 +242,7 @@ class ChatState(AuthState):
                         role="assistant",
                         status=message.status,
                         error=message.error or "",
+                        goal=goal_line(turn),
                         parts=build_turn_parts(
                             turn,
                             message_id=message_id,
@@ -478,7 +486,11 @@ class _Follower:
                 cache=self.cards,
             )
             self.state.live = MessageVM(
-                id=self.session.message_id, role="assistant", status="streaming", parts=parts
+                id=self.session.message_id,
+                role="assistant",
+                status="streaming",
+                goal=goal_line(self.session.view),
+                parts=parts,
             )
             self.state.live_active = True
             if self.spoken != self.state.announcement:

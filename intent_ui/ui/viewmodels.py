@@ -73,7 +73,13 @@ class MessageVM:
     text: str = ""
     status: str = "complete"
     error: str = ""
+    goal: str = ""  # the turn's goal line: the chosen goal's label ("" without goals)
     parts: list[PartVM] = field(default_factory=list)
+
+
+def goal_line(turn: TurnView) -> str:
+    """The turn's goal line: the chosen goal's label, "" when no goal was chosen."""
+    return turn.goal[1] if turn.goal is not None else ""
 
 
 def pretty_arguments(raw: str) -> str:

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import json
 
-from intent_ui.core.events import ArgsComplete, ArgsDelta, CallSettled, CallStarted, TextDelta
+from intent_ui.core.events import (
+    ArgsComplete,
+    ArgsDelta,
+    CallSettled,
+    CallStarted,
+    GoalSelected,
+    TextDelta,
+)
 from intent_ui.core.turn import TurnView
-from intent_ui.ui.viewmodels import HeaderHold, build_turn_parts, pretty_arguments
+from intent_ui.ui.viewmodels import HeaderHold, build_turn_parts, goal_line, pretty_arguments
 
 
 def two_calls() -> TurnView:
@@ -85,3 +92,9 @@ def test_a_crowded_group_calms_its_cards_but_a_small_one_does_not() -> None:
 
     assert not build_turn_parts(streaming(8), message_id="m", lang="en")[0].group.calm
     assert build_turn_parts(streaming(9), message_id="m", lang="en")[0].group.calm
+
+
+def test_the_goal_line_is_the_chosen_goals_label_and_empty_without_one() -> None:
+    assert goal_line(TurnView()) == ""
+    chosen = TurnView.replay([GoalSelected(1, "research", "Find things in the code")])
+    assert goal_line(chosen) == "Find things in the code"

@@ -136,6 +136,16 @@ def _part(part: PartVM) -> rx.Component:
 
 def _assistant(message: MessageVM) -> rx.Component:
     return rx.el.div(
+        # The "why" of the turn, above its tool groups: the goal the model chose.
+        rx.cond(
+            message.goal != "",
+            rx.el.div(
+                rx.icon("target", size=14, aria_hidden="true"),
+                rx.el.span(ChatState.t["ui.goal"], class_name="iu-goal-kicker"),
+                rx.el.span(message.goal, custom_attrs={"data-testid": "goal-line"}),
+                class_name="iu-goal",
+            ),
+        ),
         rx.foreach(message.parts, _part),
         rx.cond(
             message.error != "", rx.el.div(message.error, class_name="iu-error-note", role="alert")
