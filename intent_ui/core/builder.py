@@ -109,6 +109,8 @@ class BuilderTool:
 
     `group`: the native group (`"native"`), the MCP server name, or an action's domain.
     `definition`: the definition before the capability pipeline.
+    `family`: what a goal delegates to for this tool (`core.goals.tool_family`; empty
+    means the tool id).
     """
 
     tool_id: str
@@ -116,6 +118,7 @@ class BuilderTool:
     kind: ToolKind
     group: str
     definition: Mapping[str, Any]
+    family: str = ""
 
 
 def visible_options(capabilities: Iterable[str]) -> tuple[str, ...]:

@@ -131,6 +131,20 @@ _EN: dict[str, str] = {
     "builder.read_only_note": "Shared with you, read-only: Duplicate it to change a copy.",
     "builder.share": "Share read-only",
     "builder.shared": "Shared with everyone",
+    "builder.goals": "Goals",
+    "builder.goals_help": (
+        "With goals, each turn starts with the model choosing the one that fits the request; "
+        "that turn is offered only the tools of the families the goal may use."
+    ),
+    "builder.goal_add": "Add goal",
+    "builder.goal_id": "Id",
+    "builder.goal_description": "When to choose it",
+    "builder.goal_description_placeholder": "e.g. Find where something is handled in the code",
+    "builder.goal_delegates": "Tools it may use",
+    "builder.goal_remove": "Remove goal {goal}",
+    "builder.goal_delegate_label": "{goal} may use {family}",
+    "builder.goal_family_unpicked": "No picked tool is in this family",
+    "builder.goal_no_families": "Pick tools above to let a goal use them.",
     "builder.error_not_owner_delete": (
         "Only its owner can delete an agent, and only while it exists."
     ),
@@ -295,6 +309,21 @@ _ES: dict[str, str] = {
     "builder.read_only_note": "Compartido contigo, solo lectura: duplícalo para cambiar una copia.",
     "builder.share": "Compartir (solo lectura)",
     "builder.shared": "Compartido con todos",
+    "builder.goals": "Objetivos",
+    "builder.goals_help": (
+        "Con objetivos, cada turno empieza con el modelo eligiendo el que encaja con la "
+        "petición; ese turno solo ofrece las herramientas de las familias que el objetivo "
+        "puede usar."
+    ),
+    "builder.goal_add": "Añadir objetivo",
+    "builder.goal_id": "Id",
+    "builder.goal_description": "Cuándo elegirlo",
+    "builder.goal_description_placeholder": "p. ej. Encontrar dónde se gestiona algo en el código",
+    "builder.goal_delegates": "Herramientas que puede usar",
+    "builder.goal_remove": "Quitar el objetivo {goal}",
+    "builder.goal_delegate_label": "{goal} puede usar {family}",
+    "builder.goal_family_unpicked": "Ninguna herramienta elegida es de esta familia",
+    "builder.goal_no_families": "Elige herramientas arriba para que un objetivo pueda usarlas.",
     "builder.error_not_owner_delete": (
         "Solo su propietario puede eliminar un agente, y solo mientras exista."
     ),
@@ -466,6 +495,20 @@ _JA: dict[str, str] = {
     "builder.read_only_note": "共有されています（読み取り専用）。変更するには複製してください。",
     "builder.share": "読み取り専用で共有",
     "builder.shared": "全員と共有中",
+    "builder.goals": "目標",
+    "builder.goals_help": (
+        "目標があると、各ターンはまずモデルが依頼に合う目標を選び、そのターンでは目標が使える"
+        "ファミリーのツールだけが提示されます。"
+    ),
+    "builder.goal_add": "目標を追加",
+    "builder.goal_id": "ID",
+    "builder.goal_description": "選ぶ場面",
+    "builder.goal_description_placeholder": "例: コードのどこで処理されているかを探す",
+    "builder.goal_delegates": "使えるツール",
+    "builder.goal_remove": "目標 {goal} を削除",
+    "builder.goal_delegate_label": "{goal} は {family} を使える",
+    "builder.goal_family_unpicked": "このファミリーのツールは選ばれていません",
+    "builder.goal_no_families": "目標に使わせるには、上でツールを選んでください。",
     "builder.error_not_owner_delete": (
         "エージェントを削除できるのは所有者だけです（存在する間のみ）。"
     ),

@@ -10,6 +10,12 @@ Every handler resolves the signed-in user first and reaches agents and imported 
 only through the owner-filtered store. A shared agent of someone else's opens read-only:
 it can be used and duplicated, not changed.
 
+An agent's goals (`core.goals`) are edited here too: add, remove, change an id or a
+description, tick the tool families a goal may use (the families of the agent's picked
+tools). Every change is validated with `goal_registry`; a valid list is written at once
+(a saved agent), an invalid one stays on screen with the error naming the goal and the
+rule, and is not written until it is fixed.
+
 `build_view` (pure) turns the catalogue of tools, an agent's `tool_options` and picks, the
 enabled capabilities and the token costs into the display records the page renders, in the
 reader's language. Every string the page shows comes from the locale catalogue
@@ -36,6 +42,7 @@ from intent_ui.agent.tools.actions import (
     load_action_tools,
     parse_openapi,
 )
+from intent_ui.agent.tools.registry import tool_family_of
 from intent_ui.core.builder import (
     BuilderTool,
     describe_all,
@@ -47,6 +54,7 @@ from intent_ui.core.builder import (
     visible_options,
 )
 from intent_ui.core.capabilities.intent import DESCRIBE_INTENT_OPTION
+from intent_ui.core.goals import GoalError, goal_registry
 from intent_ui.core.locale import DEFAULT_LANGUAGE, negotiate_language, translate
 from intent_ui.core.tokens import (
     ToolTokenCost,
@@ -66,11 +74,15 @@ __all__ = [
     "AgentRowVM",
     "AgentsState",
     "BuilderView",
+    "DelegateVM",
+    "GoalVM",
     "GroupVM",
     "ToggleVM",
     "ToolRowVM",
+    "build_goals",
     "build_view",
     "catalogue",
+    "goal_families",
 ]
 
 logger = logging.getLogger(__name__)
@@ -110,6 +122,14 @@ BUILDER_KEYS = (
     "builder.read_only_note",
     "builder.share",
     "builder.shared",
+    "builder.goals",
+    "builder.goals_help",
+    "builder.goal_add",
+    "builder.goal_id",
+    "builder.goal_description",
+    "builder.goal_description_placeholder",
+    "builder.goal_delegates",
+    "builder.goal_no_families",
 )
 """The page's fixed strings (`AgentsState.t`); per-row strings are built in the view models."""
 
@@ -173,6 +193,24 @@ class AgentRowVM:
     delete_label: str = ""
     shared: bool = False
     own: bool = True
+
+
+@dataclass
+class DelegateVM:
+    family: str = ""
+    checked: bool = False
+    tools: str = ""  # the picked tools of the family (its title), or why there are none
+    label: str = ""  # the checkbox's accessible name
+
+
+@dataclass
+class GoalVM:
+    key: str = ""  # stable while the goal is on screen, so typing is never remounted away
+    index: int = 0
+    id: str = ""
+    description: str = ""
+    delegates: list[DelegateVM] = field(default_factory=list)
+    remove_label: str = ""
 
 
 @dataclass(frozen=True)
@@ -323,6 +361,56 @@ def build_view(
     return BuilderView(groups, totals.with_intents, totals.without_intents, totals.describing)
 
 
+def goal_families(tools: Sequence[BuilderTool], picked: Iterable[str]) -> dict[str, list[str]]:
+    """The families a goal may delegate to: those of the picked tools, in catalogue order,
+    each with its picked tools' names."""
+    chosen = set(picked)
+    families: dict[str, list[str]] = {}
+    for tool in tools:
+        if tool.tool_id in chosen:
+            families.setdefault(tool.family or tool.tool_id, []).append(tool.name)
+    return families
+
+
+def build_goals(
+    goals: Sequence[Mapping[str, Any]],
+    keys: Sequence[str],
+    families: Mapping[str, Sequence[str]],
+    lang: str = DEFAULT_LANGUAGE,
+) -> list[GoalVM]:
+    """One row per goal, each listing the families it may use: the picked tools' families,
+    then any family it already names that no picked tool has (kept, so unpicking a tool
+    never silently drops a goal's choice)."""
+    rows = []
+    for index, goal in enumerate(goals):
+        ident = str(goal.get("id") or "")
+        named = [str(d) for d in goal.get("delegates") or ()]
+        shown = [*families, *(d for d in named if d not in families)]
+        name = ident or f"#{index + 1}"
+        delegates = [
+            DelegateVM(
+                family=family,
+                checked=family in named,
+                tools=", ".join(families[family])
+                if family in families
+                else translate("builder.goal_family_unpicked", lang),
+                label=translate("builder.goal_delegate_label", lang, goal=name, family=family),
+            )
+            for family in shown
+        ]
+        rows.append(
+            GoalVM(
+                key=keys[index] if index < len(keys) else f"goal-{index}",
+                index=index,
+                id=ident,
+                description=str(goal.get("description") or ""),
+                delegates=delegates,
+                remove_label=translate("builder.goal_remove", lang, goal=name),
+            )
+        )
+    return rows
+
+
 # --- the catalogue of tools ---------------------------------------------------------------
 
 
@@ -335,7 +423,12 @@ def _builder_tool(tool: Any) -> BuilderTool:
     else:
         group = NATIVE_GROUP
     return BuilderTool(
-        tool_id=tool.tool_id, name=tool.name, kind=kind, group=group, definition=tool.definition
+        tool_id=tool.tool_id,
+        name=tool.name,
+        kind=kind,
+        group=group,
+        definition=tool.definition,
+        family=tool_family_of(tool),
     )
 
 
@@ -412,8 +505,12 @@ class AgentsState(AuthState):
     lang: str = DEFAULT_LANGUAGE
     shared: bool = False
     read_only: bool = False
+    goals: list[GoalVM] = []
+    goal_error: str = ""
     _tool_options: dict[str, Any] = {}
     _picked: list[str] = []
+    _goals: list[dict[str, Any]] = []
+    _goal_keys: list[str] = []
 
     @rx.var
     def t(self) -> dict[str, str]:
@@ -513,6 +610,7 @@ class AgentsState(AuthState):
         self._sync_models(host)
         self._tool_options = {}
         self._picked = []
+        self._set_goals([])
         self.shared = False
         self.read_only = False
         self.error = ""
@@ -535,6 +633,7 @@ class AgentsState(AuthState):
         self._sync_models(host)
         self._tool_options = agent.tool_options
         self._picked = agent.tools
+        self._set_goals(agent.goals)
         self.shared = agent.shared
         self.read_only = agent.owner_id != user
         self.error = ""
@@ -556,6 +655,9 @@ class AgentsState(AuthState):
         self.tokens_with = view.tokens_with
         self.tokens_without = view.tokens_without
         self.describing = view.describing
+        self.goals = build_goals(
+            self._goals, self._goal_keys, goal_families(tools, self._picked), self.lang
+        )
 
     @rx.event
     async def new_agent(self) -> None:
@@ -611,12 +713,16 @@ class AgentsState(AuthState):
         if not name:
             self.error = self._text("builder.error_name_required")
             return
+        if self.goal_error:
+            self.error = self.goal_error  # an invalid goal is never written: fix it first
+            return
         self.name, self.instructions = name, instructions
         fields = {
             "name": name,
             "instructions": instructions,
             "endpoint": self.endpoint or None,
             "model": self.model or None,
+            "goals": self._goals,
         }
         if self.agent_id:
             agent = agent_store.update_agent(host.engine, self.agent_id, owner=user, **fields)
@@ -760,6 +866,73 @@ class AgentsState(AuthState):
         self._tool_options = dict(updated)
         self._persist(host, user, tool_options=self._tool_options)
         self._render(host, user)
+
+    # --- goals ----------------------------------------------------------------------------
+
+    def _set_goals(self, goals: Sequence[Mapping[str, Any]]) -> None:
+        """Show an agent's stored goals (valid, as the store only writes valid ones)."""
+        self._goals = [dict(goal) for goal in goals]
+        self._goal_keys = [f"{self.form_key}:{index}" for index in range(len(self._goals))]
+        self.goal_error = ""
+
+    def _change_goals(self, host: Host, user: str, goals: list[dict[str, Any]]) -> None:
+        """Validate the edited list; write it when valid, else show why (keeping the edit)."""
+        self._goals = goals
+        try:
+            goal_registry(goals)
+        except GoalError as exc:
+            self.goal_error = str(exc)
+        else:
+            self.goal_error = ""
+            self._persist(host, user, goals=goals)
+        self._render(host, user)
+
+    def _goal_at(self, index: int) -> dict[str, Any] | None:
+        return dict(self._goals[index]) if 0 <= index < len(self._goals) else None
+
+    @rx.event
+    async def add_goal(self) -> None:
+        found = await self._editor()
+        if found is None:
+            return
+        taken = {goal.get("id") for goal in self._goals}
+        number = next(n for n in range(1, len(taken) + 2) if f"goal-{n}" not in taken)
+        self._goal_keys = [*self._goal_keys, f"{self.form_key}:new:{time.monotonic_ns()}"]
+        goal = {"id": f"goal-{number}", "description": "", "delegates": []}
+        self._change_goals(*found, [*self._goals, goal])
+
+    @rx.event
+    async def remove_goal(self, index: int) -> None:
+        found = await self._editor()
+        if found is None or self._goal_at(index) is None:
+            return
+        del self._goal_keys[index : index + 1]
+        self._change_goals(*found, [g for i, g in enumerate(self._goals) if i != index])
+
+    async def _edit_goal(self, index: int, key: str, value: Any) -> None:
+        found = await self._editor()
+        goal = self._goal_at(index)
+        if found is None or goal is None or goal.get(key) == value:
+            return
+        goal[key] = value
+        self._change_goals(*found, [goal if i == index else g for i, g in enumerate(self._goals)])
+
+    @rx.event
+    async def set_goal_id(self, index: int, value: str) -> None:
+        await self._edit_goal(index, "id", str(value).strip())
+
+    @rx.event
+    async def set_goal_description(self, index: int, value: str) -> None:
+        await self._edit_goal(index, "description", str(value))
+
+    @rx.event
+    async def toggle_goal_delegate(self, index: int, family: str) -> None:
+        goal = self._goal_at(index)
+        if goal is None:
+            return
+        named = [str(d) for d in goal.get("delegates") or ()]
+        delegates = [d for d in named if d != family] if family in named else [*named, family]
+        await self._edit_goal(index, "delegates", delegates)
 
     # --- OpenAPI actions ------------------------------------------------------------------
 

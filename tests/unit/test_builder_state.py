@@ -477,3 +477,65 @@ async def test_a_shared_agent_opens_read_only_for_others(
     assert stored is not None and (stored.name, stored.tools) == ("Reviewer", [])
     await AgentsState.duplicate.fn(other, agent_id)
     assert not other.read_only and other.name == "Copy of Reviewer"
+
+
+# --- goals ------------------------------------------------------------------------------------
+
+
+async def test_goals_are_edited_validated_and_written_only_when_valid(host: Host) -> None:
+    state = await loaded()
+    agent_id = await saved_agent(state)
+    for tool_id in ("read_file", "grep_search", "search_code_mcp_github"):
+        await AgentsState.toggle_pick.fn(state, tool_id)
+    await AgentsState.add_goal.fn(state)
+    (goal,) = state.goals
+    assert goal.id == "goal-1"
+    assert [(d.family, d.tools, d.checked) for d in goal.delegates] == [
+        ("read", "read_file, grep_search", False),
+        ("mcp:github", "search_code", False),
+    ]
+    # A goal without a description is refused with the goal and the rule; nothing is written.
+    assert state.goal_error == "Goal 'goal-1': describe when the model should choose it"
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
+    assert stored is not None and stored.goals == []
+    await AgentsState.set_goal_id.fn(state, 0, " research ")
+    await AgentsState.set_goal_description.fn(state, 0, "Find things in the code")
+    await AgentsState.toggle_goal_delegate.fn(state, 0, "read")
+    assert state.goal_error == ""
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
+    assert stored is not None
+    assert stored.goals == [
+        {"id": "research", "description": "Find things in the code", "delegates": ["read"]}
+    ]
+    assert [d.checked for d in state.goals[0].delegates] == [True, False]
+    # A second goal with the same id is refused; the first stays stored.
+    await AgentsState.add_goal.fn(state)
+    await AgentsState.set_goal_description.fn(state, 1, "Also research")
+    await AgentsState.set_goal_id.fn(state, 1, "research")
+    assert (
+        state.goal_error == "Goal 'research': another goal already has this id; ids must be unique"
+    )
+    await AgentsState.save.fn(state, {"name": "Reviewer"})
+    assert state.error == state.goal_error
+    await AgentsState.remove_goal.fn(state, 1)
+    assert state.goal_error == "" and [g.id for g in state.goals] == ["research"]
+    reopened = await loaded()
+    assert [(g.id, g.description) for g in reopened.goals] == [
+        ("research", "Find things in the code")
+    ]
+
+
+async def test_a_family_a_goal_names_stays_listed_after_its_tools_are_unpicked(host: Host) -> None:
+    state = await loaded()
+    await AgentsState.toggle_pick.fn(state, "read_file")
+    await AgentsState.add_goal.fn(state)
+    await AgentsState.set_goal_description.fn(state, 0, "Read files")
+    await AgentsState.toggle_goal_delegate.fn(state, 0, "read")
+    await AgentsState.toggle_pick.fn(state, "read_file")
+    (delegate,) = state.goals[0].delegates
+    assert (delegate.family, delegate.checked) == ("read", True)
+    assert delegate.tools == "No picked tool is in this family"
+    agent_id = await saved_agent(state)
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
+    assert stored is not None
+    assert stored.goals == [{"id": "goal-1", "description": "Read files", "delegates": ["read"]}]

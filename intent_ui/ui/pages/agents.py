@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import reflex as rx
 
-from intent_ui.ui.builder_state import AgentRowVM, AgentsState, GroupVM, ToolRowVM
+from intent_ui.ui.builder_state import (
+    AgentRowVM,
+    AgentsState,
+    DelegateVM,
+    GoalVM,
+    GroupVM,
+    ToolRowVM,
+)
 from intent_ui.ui.components.capability_toggle import capability_toggle
 from intent_ui.ui.pages.login import auth_note
 
@@ -373,6 +380,104 @@ def _group(group: rx.Var[GroupVM]) -> rx.Component:
     )
 
 
+def _delegate(goal: rx.Var[GoalVM], delegate: rx.Var[DelegateVM]) -> rx.Component:
+    return rx.el.label(
+        rx.el.input(
+            type="checkbox",
+            default_checked=delegate.checked,
+            key=goal.key + ":" + delegate.family + ":" + delegate.checked.to_string(),
+            on_change=lambda _value: AgentsState.toggle_goal_delegate(goal.index, delegate.family),
+            custom_attrs={
+                "data-testid": "goal-delegate",
+                "data-family": delegate.family,
+                "aria-label": delegate.label,
+            },
+        ),
+        rx.el.span(delegate.family, class_name="iu-tool-name"),
+        rx.el.span(delegate.tools, class_name="iu-tool-desc", title=delegate.tools),
+        class_name="iu-goal-family",
+    )
+
+
+def _goal_row(goal: rx.Var[GoalVM]) -> rx.Component:
+    # Uncontrolled fields keyed by the goal: what is typed stays while the server answers,
+    # and a blur sends it.
+    return rx.el.div(
+        rx.el.div(
+            rx.el.label(
+                rx.el.span(TEXT["builder.goal_id"], class_name="iu-field-label"),
+                rx.el.input(
+                    default_value=goal.id,
+                    key=goal.key + ":id",
+                    on_blur=lambda value: AgentsState.set_goal_id(goal.index, value),
+                    class_name="iu-input",
+                    custom_attrs={"data-testid": "goal-id", "autocomplete": "off"},
+                ),
+                class_name="iu-field iu-goal-id",
+            ),
+            rx.el.label(
+                rx.el.span(TEXT["builder.goal_description"], class_name="iu-field-label"),
+                rx.el.input(
+                    default_value=goal.description,
+                    key=goal.key + ":description",
+                    placeholder=TEXT["builder.goal_description_placeholder"],
+                    on_blur=lambda value: AgentsState.set_goal_description(goal.index, value),
+                    class_name="iu-input",
+                    custom_attrs={"data-testid": "goal-description", "autocomplete": "off"},
+                ),
+                class_name="iu-field iu-goal-description",
+            ),
+            rx.el.button(
+                rx.icon("trash_2", size=13),
+                type="button",
+                class_name="iu-btn iu-btn-icon iu-btn-danger",
+                on_click=AgentsState.remove_goal(goal.index),
+                custom_attrs={"aria-label": goal.remove_label, "data-testid": "goal-remove"},
+            ),
+            class_name="iu-field-row iu-goal-fields",
+        ),
+        rx.el.fieldset(
+            rx.el.legend(TEXT["builder.goal_delegates"], class_name="iu-field-label"),
+            rx.cond(
+                goal.delegates.length() > 0,
+                rx.foreach(goal.delegates, lambda delegate: _delegate(goal, delegate)),
+                rx.el.span(TEXT["builder.goal_no_families"], class_name="iu-muted"),
+            ),
+            class_name="iu-goal-families",
+            custom_attrs={"data-testid": "goal-delegates"},
+        ),
+        key=goal.key,
+        class_name="iu-goal-row",
+        custom_attrs={"data-testid": "goal-row", "data-goal-id": goal.id},
+    )
+
+
+def _goals() -> rx.Component:
+    return rx.el.section(
+        rx.el.h2(TEXT["builder.goals"], class_name="iu-builder-subtitle"),
+        rx.el.p(TEXT["builder.goals_help"], class_name="iu-muted"),
+        rx.cond(
+            AgentsState.goal_error != "",
+            rx.el.p(
+                AgentsState.goal_error,
+                class_name="iu-builder-error",
+                custom_attrs={"role": "alert", "data-testid": "goal-error"},
+            ),
+        ),
+        rx.foreach(AgentsState.goals, _goal_row),
+        rx.el.button(
+            rx.icon("plus", size=14),
+            TEXT["builder.goal_add"],
+            type="button",
+            class_name="iu-btn",
+            on_click=AgentsState.add_goal,
+            custom_attrs={"data-testid": "goal-add"},
+        ),
+        class_name="iu-goals",
+        custom_attrs={"data-testid": "goals-section"},
+    )
+
+
 def _named_file_input(upload: rx.Component, name: rx.Var[str]) -> rx.Component:
     """Give `rx.upload`'s own `<input type=file>` an accessible name.
 
@@ -444,6 +549,7 @@ def _editor() -> rx.Component:
         _token_totals(),
         rx.foreach(AgentsState.groups, _group),
         _actions_import(),
+        _goals(),
         class_name="iu-builder-main",
     )
 
