@@ -896,7 +896,9 @@ class AgentsState(AuthState):
         if found is None:
             return
         taken = {goal.get("id") for goal in self._goals}
-        number = next(n for n in range(1, len(taken) + 2) if f"goal-{n}" not in taken)
+        number = len(self._goals) + 1  # the row's number, or the next one still free
+        while f"goal-{number}" in taken:
+            number += 1
         self._goal_keys = [*self._goal_keys, f"{self.form_key}:new:{time.monotonic_ns()}"]
         goal = {"id": f"goal-{number}", "description": "", "delegates": []}
         self._change_goals(*found, [*self._goals, goal])

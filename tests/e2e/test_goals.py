@@ -115,18 +115,17 @@ def test_a_goal_turn_shows_its_goal_and_offers_only_its_tools(
     turn = page.get_by_test_id("assistant-message").last
     goal = turn.get_by_test_id("goal-line")
     expect(goal).to_have_text(RESEARCH)
-    search = turn.get_by_test_id("tool-call").filter(has_text="OAuth handling")
+    search = turn.locator('[data-testid="tool-call"][data-call-id="call_grep"]')
     expect(search).to_have_attribute("data-state", "settled")
+    expect(search.get_by_test_id("tool-call-label")).to_have_text("Found 2 matches for OAuth")
     expect(turn).to_contain_text("OAuth is handled in auth.py.")
-    # The goal line sits above the turn's tool groups.
-    above = goal.evaluate(
-        """line => {
-            const group = line.closest('[data-testid="assistant-message"]')
-                .querySelector('[data-testid="tool-group"]');
-            return !!(line.compareDocumentPosition(group) & Node.DOCUMENT_POSITION_FOLLOWING);
-        }"""
+    # The goal line sits above the turn's tool calls (the selection's and the search's).
+    below = goal.evaluate(
+        """line => [...line.closest('[data-testid="assistant-message"]')
+            .querySelectorAll('[data-testid="tool-call"], [data-testid="tool-group"]')]
+            .map(call => !!(line.compareDocumentPosition(call) & Node.DOCUMENT_POSITION_FOLLOWING))"""
     )
-    assert above
+    assert below == [True, True]
 
     requests = [r.json for r in server.requests]
     offered = [[t["function"]["name"] for t in body["tools"]] for body in requests]
