@@ -123,7 +123,8 @@ def test_a_goal_turn_shows_its_goal_and_offers_only_its_tools(
     below = goal.evaluate(
         """line => [...line.closest('[data-testid="assistant-message"]')
             .querySelectorAll('[data-testid="tool-call"], [data-testid="tool-group"]')]
-            .map(call => !!(line.compareDocumentPosition(call) & Node.DOCUMENT_POSITION_FOLLOWING))"""
+            .map(call => !!(line.compareDocumentPosition(call) &
+                Node.DOCUMENT_POSITION_FOLLOWING))"""
     )
     assert below == [True, True]
 
