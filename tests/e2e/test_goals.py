@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from reflex.testing import AppHarness
 
+from tests.e2e.axe import assert_accessible
 from tests.e2e.harness import running_app
 from tests.e2e.scenario import calls_script, openai_config, reply
 from tests.support.sse_server import ReplayServer, Script
@@ -106,6 +107,7 @@ def test_a_goal_turn_shows_its_goal_and_offers_only_its_tools(
     expect(page.get_by_test_id("goal-error")).to_have_count(0)
     families = page.get_by_test_id("goal-row").nth(0).get_by_test_id("goal-delegate")
     expect(families).to_have_count(2)  # the families of the picked tools: read, memory
+    assert_accessible(page)
 
     page.goto(app.frontend_url)
     page.get_by_test_id("agent-select").select_option(label="Goal keeper")
@@ -143,3 +145,4 @@ def test_a_goal_turn_shows_its_goal_and_offers_only_its_tools(
     expect(page.get_by_test_id("assistant-message").last.get_by_test_id("goal-line")).to_have_text(
         RESEARCH
     )
+    assert_accessible(page)
