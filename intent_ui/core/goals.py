@@ -1,9 +1,11 @@
 """An agent's turn-level goals: the stored shape, its validation, and tool families.
 
 A goal is a registered intent (`core.registry`) whose delegates are tool *families*. An
-agent stores its goals as a list of `{"id", "description", "delegates"}` objects; when it
+agent stores its goals as a list of registrations (`{"id", "description", "delegates"}`,
+the builder's fields, and any other registry field but `resolve`, which is code); when it
 has any, each turn starts with the model choosing one through the registry's
-`select_intent` tool, and the goal narrows the turn's tools to its families.
+`select_intent` tool, and the goal narrows the turn's tools to its families. A stored goal
+is offered for selection unless it says otherwise (`as_intent` defaults to true).
 
 One function derives a tool's family, for the builder (which lists the families a goal
 may delegate to) and the run loop (which filters by them) alike, so the two cannot
@@ -18,7 +20,9 @@ disagree:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Any
 
 from intent_ui.core.registry import IntentDescription, IntentRegistry, RegistryError
@@ -46,8 +50,10 @@ NATIVE_FAMILIES: Mapping[str, str] = {
 }
 """Native tool name -> its family."""
 
-GOAL_FIELDS: tuple[str, ...] = ("id", "description", "delegates")
-"""The keys a stored goal has."""
+GOAL_FIELDS: tuple[str, ...] = tuple(
+    item.name for item in fields(IntentDescription) if item.name != "resolve"
+)
+"""The keys a stored goal may have: the registry's fields, but not its code (`resolve`)."""
 
 
 class GoalError(ValueError):
@@ -90,26 +96,20 @@ def goal_registry(goals: Sequence[Mapping[str, Any]]) -> IntentRegistry:
         if ident in seen:
             raise GoalError(f"{where}: another goal already has this id; ids must be unique")
         seen.add(ident)
-        unknown = sorted(str(key) for key in goal if key not in GOAL_FIELDS)
-        if unknown:
-            raise GoalError(
-                f"{where}: unknown field(s) {', '.join(unknown)}; a goal has "
-                f"{', '.join(GOAL_FIELDS)}"
-            )
+        for key in goal:
+            if key not in GOAL_FIELDS:
+                hint = re.sub(r"(?<!^)(?=[A-Z])", "_", str(key)).lower()
+                fix = f"; did you mean {hint!r}?" if hint in GOAL_FIELDS else ""
+                raise GoalError(
+                    f"{where}: unknown field {key!r}{fix} (a goal has {', '.join(GOAL_FIELDS)})"
+                )
         description = goal.get("description")
         if not isinstance(description, str) or not description.strip():
             raise GoalError(f"{where}: describe when the model should choose it")
-        registrations.append(
-            {
-                "id": ident,
-                "description": description.strip(),
-                "delegates": goal.get("delegates"),
-                "as_intent": True,
-            }
-        )
+        registrations.append({"as_intent": True, **goal, "description": description.strip()})
     try:
         return IntentRegistry.create(registrations)
-    except RegistryError as exc:  # what only the registry checks (the delegates' shape)
+    except RegistryError as exc:  # the rest of the rules: the registry's own
         raise GoalError(str(exc).replace("intent ", "Goal ", 1)) from exc
 
 

@@ -336,17 +336,10 @@ def _tool_ids(tools: Iterable[str]) -> list[str]:
 
 
 def _goals(goals: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The goals as stored (their known fields, delegates as a list), once validated."""
+    """The goals as stored (their registry fields, in the registry's order), once validated."""
     listed = [dict(goal) if isinstance(goal, Mapping) else goal for goal in goals]
     goal_registry(listed)
-    return [
-        {
-            key: list(goal[key]) if key == "delegates" else goal[key]
-            for key in GOAL_FIELDS
-            if key in goal
-        }
-        for goal in listed
-    ]
+    return [{key: goal[key] for key in GOAL_FIELDS if key in goal} for goal in listed]
 
 
 def _copy_options(options: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

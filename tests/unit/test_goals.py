@@ -68,7 +68,7 @@ def test_goals_become_advertised_intents_narrowing_tools_by_family() -> None:
         ),
         (
             [{"id": "a", "description": "x", "asIntent": True}],
-            "Goal 'a': unknown field(s) asIntent",
+            "Goal 'a': unknown field 'asIntent'; did you mean 'as_intent'?",
         ),
         ([{"id": "a", "description": "x", "delegates": "read"}], "Goal 'a': 'delegates' must be"),
         (
@@ -76,6 +76,8 @@ def test_goals_become_advertised_intents_narrowing_tools_by_family() -> None:
             "Goal 'a': 'delegates' lists 'read' twice",
         ),
         (["research"], "Goal #1: expected an object"),
+        ([{"id": "a", "description": "x", "resolve": "code"}], "Goal 'a': unknown field 'resolve'"),
+        ([{"id": "a", "description": "x", "active": "yes"}], "Goal 'a': 'active' must be"),
     ],
 )
 def test_an_invalid_goal_is_refused_naming_the_goal_and_the_rule(
@@ -84,3 +86,14 @@ def test_an_invalid_goal_is_refused_naming_the_goal_and_the_rule(
     with pytest.raises(GoalError) as caught:
         goal_registry(goals)
     assert str(caught.value).startswith(message)
+
+
+def test_a_stored_goal_may_carry_other_registry_fields_and_opt_out_of_selection() -> None:
+    registry = goal_registry(
+        [
+            {"id": "research", "description": "Find code", "as_intent": "The user asks where"},
+            {"id": "hidden", "description": "Not offered", "as_intent": False},
+        ]
+    )
+    offered = registry.with_intent()["parameters"]["properties"]["intent_id"]["enum"]
+    assert offered == ["research"]
