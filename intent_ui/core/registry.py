@@ -630,10 +630,11 @@ def tools_for_goal(
 ) -> tuple[str, ...]:
     """The tools a turn pursuing `goal_id` may offer, in the order of `tool_ids`.
 
-    A tool is kept when the goal delegates to its family: `families[tool_id]`, or the
-    tool id itself when it has no entry, so a delegate may name a family (`read`) or a
-    single tool (`web_search`). An unknown or inactive goal is an error rather than an
-    empty tool list, so a misconfigured agent fails loudly instead of running toolless.
+    A tool is kept when the goal delegates to its family (`families[tool_id]`) or to the
+    tool id itself, so a delegate may name a family (`read`) or a single tool
+    (`web_search`), whether or not that tool has a family. An unknown or inactive goal is
+    an error rather than an empty tool list, so a misconfigured agent fails loudly
+    instead of running toolless.
     """
     record = registry.get(goal_id)
     if record is None or not record.active:
@@ -644,5 +645,8 @@ def tools_for_goal(
         )
     family_of = families or {}
     return tuple(
-        tool_id for tool_id in tool_ids if registry.allows(goal_id, family_of.get(tool_id, tool_id))
+        tool_id
+        for tool_id in tool_ids
+        if registry.allows(goal_id, family_of.get(tool_id, tool_id))
+        or registry.allows(goal_id, tool_id)
     )

@@ -564,6 +564,11 @@ def test_without_families_a_delegate_names_a_tool() -> None:
     assert tools_for_goal(goals(), "explain", TURN_TOOLS) == ("web_search",)
 
 
+def test_a_delegate_naming_a_tool_keeps_it_even_when_it_has_a_family() -> None:
+    registry = IntentRegistry.create([intent(delegates=["grep_search"])])
+    assert tools_for_goal(registry, "explain", TURN_TOOLS, FAMILIES) == ("grep_search",)
+
+
 @pytest.mark.parametrize(
     ("goal_id", "state"), [("unknown", "not registered"), ("paused", "inactive")]
 )
