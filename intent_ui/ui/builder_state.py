@@ -377,10 +377,13 @@ def build_goals(
     keys: Sequence[str],
     families: Mapping[str, Sequence[str]],
     lang: str = DEFAULT_LANGUAGE,
+    picked_names: Mapping[str, str] | None = None,
 ) -> list[GoalVM]:
     """One row per goal, each listing the families it may use: the picked tools' families,
-    then any family it already names that no picked tool has (kept, so unpicking a tool
-    never silently drops a goal's choice)."""
+    then what it already names beyond them: a picked tool's own id (`picked_names` maps
+    those ids to names; a delegate may name one tool), or a family no picked tool has
+    (kept, so unpicking a tool never silently drops a goal's choice)."""
+    singles = picked_names or {}
     rows = []
     for index, goal in enumerate(goals):
         ident = str(goal.get("id") or "")
@@ -393,7 +396,7 @@ def build_goals(
                 checked=family in named,
                 tools=", ".join(families[family])
                 if family in families
-                else translate("builder.goal_family_unpicked", lang),
+                else singles.get(family) or translate("builder.goal_family_unpicked", lang),
                 label=translate("builder.goal_delegate_label", lang, goal=name, family=family),
             )
             for family in shown
@@ -656,7 +659,11 @@ class AgentsState(AuthState):
         self.tokens_without = view.tokens_without
         self.describing = view.describing
         self.goals = build_goals(
-            self._goals, self._goal_keys, goal_families(tools, self._picked), self.lang
+            self._goals,
+            self._goal_keys,
+            goal_families(tools, self._picked),
+            self.lang,
+            {t.tool_id: t.name for t in tools if t.tool_id in set(self._picked)},
         )
 
     @rx.event

@@ -539,3 +539,18 @@ async def test_a_family_a_goal_names_stays_listed_after_its_tools_are_unpicked(h
     stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None
     assert stored.goals == [{"id": "goal-1", "description": "Read files", "delegates": ["read"]}]
+
+
+def test_a_goal_naming_one_picked_tool_shows_that_tool() -> None:
+    (goal,) = builder_state.build_goals(
+        [{"id": "g", "description": "d", "delegates": ["read", "slow_mcp_github"]}],
+        ["k"],
+        {"mcp:github": ["search_code", "slow"]},
+        picked_names={"slow_mcp_github": "slow"},
+    )
+    assert [(d.family, d.tools, d.checked) for d in goal.delegates] == [
+        ("mcp:github", "search_code, slow", False),
+        ("read", "No picked tool is in this family", True),
+        ("slow_mcp_github", "slow", True),
+    ]
+    assert goal.delegates[2].label == "g may use slow_mcp_github"
