@@ -521,9 +521,12 @@ class TurnRun:
         goal = self._goals.get(selection.intent_id)
         assert goal is not None
         tool_ids = [tool.tool_id for tool in self._tools.values()]
+        # A delegate names a family or one tool: by its id, or by the name it is offered as.
         self._goal_tool_ids = frozenset(
             tools_for_goal(self._goals, goal.id, tool_ids, self._families)
-        )
+        ) | {
+            tool.tool_id for name, tool in self._tools.items() if self._goals.allows(goal.id, name)
+        }
         self.goal = goal.id
         self._deferred = [name for name in self._deferred if self._in_goal(name)]
         self.definitions = [

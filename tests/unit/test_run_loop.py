@@ -870,3 +870,17 @@ async def test_without_goals_every_tool_is_offered_from_the_first_round() -> Non
     events = await collect(run)
     assert [t["name"] for t in provider.requests[0].tools] == ["grep_search", "set_memory"]
     assert of(events, GoalSelected) == []
+
+
+async def test_a_goal_may_name_one_tool_by_the_name_it_is_offered_as() -> None:
+    search = FakeTool("search_code", kind="mcp", server="github")
+    goals = goal_registry([{"id": "look", "description": "Look", "delegates": ["search_code"]}])
+    provider = ScriptedProvider([*choose("g1", "look"), end()], [TextChunk("Ok."), end()])
+    run = make_run(
+        provider,
+        [search, FakeTool("grep_search")],
+        goals=goals,
+        families={"search_code_mcp_github": "mcp:github", "grep_search": "read"},
+    )
+    await collect(run)
+    assert [t["name"] for t in provider.requests[1].tools] == ["search_code"]
