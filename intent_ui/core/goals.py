@@ -16,6 +16,10 @@ disagree:
 - an MCP tool -> `mcp:{server}`, so a goal can delegate to a whole server;
 - an action -> `action:{domain}`;
 - any other tool -> its own tool id (a delegate may always name one tool).
+
+An agent may also store scopes (`core.registry.ScopeRegistry` registrations): the bodies
+of material its goals work on. `scope_registry(scopes, goal_ids)` validates them, and that
+every goal a scope serves is one of the agent's goals.
 """
 
 from __future__ import annotations
@@ -25,14 +29,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
-from intent_ui.core.registry import IntentDescription, IntentRegistry, RegistryError
+from intent_ui.core.registry import (
+    IntentDescription,
+    IntentRegistry,
+    RegistryError,
+    ScopeDescription,
+    ScopeRegistry,
+)
 
 __all__ = [
     "GOAL_FIELDS",
     "NATIVE_FAMILIES",
+    "SCOPE_FIELDS",
     "GoalError",
     "goal_label",
     "goal_registry",
+    "scope_registry",
     "tool_family",
 ]
 
@@ -54,6 +66,10 @@ GOAL_FIELDS: tuple[str, ...] = tuple(
     item.name for item in fields(IntentDescription) if item.name != "resolve"
 )
 """The keys a stored goal may have: the registry's fields, but not its code (`resolve`)."""
+
+
+SCOPE_FIELDS: tuple[str, ...] = tuple(item.name for item in fields(ScopeDescription))
+"""The keys a stored scope may have."""
 
 
 class GoalError(ValueError):
@@ -116,3 +132,21 @@ def goal_registry(goals: Sequence[Mapping[str, Any]]) -> IntentRegistry:
 def goal_label(goal: IntentDescription) -> str:
     """What the turn's goal line shows for a chosen goal: its description."""
     return goal.description
+
+
+def scope_registry(scopes: Sequence[Mapping[str, Any]], goal_ids: Sequence[str]) -> ScopeRegistry:
+    """The registry of an agent's scopes. Raises `GoalError` naming the scope and the rule:
+    the registry's own (a blank id, description or category, a name used twice, ...), or a
+    scope serving a goal the agent does not have."""
+    try:
+        registry = ScopeRegistry.create(scopes)
+    except RegistryError as exc:
+        raise GoalError(str(exc).replace("scope ", "Scope ", 1)) from exc
+    for scope_id in registry.ids():
+        for goal_id in registry.require(scope_id).goal_ids:
+            if goal_id not in goal_ids:
+                raise GoalError(
+                    f"Scope '{scope_id}': it serves the goal '{goal_id}', which this agent "
+                    f"does not have (its goals: {', '.join(goal_ids) or 'none'})"
+                )
+    return registry

@@ -11,9 +11,10 @@ switch of the background toggles:
 - sibling keys and other tools are untouched, and the stored dict is never mutated in
   place: `with_tool_option` builds a new one.
 
-`goals` is the agent's list of turn-level goals (`core.goals`): every write validates it
-with `goal_registry` and raises its `GoalError` (a ValueError naming the goal and the
-rule), so an invalid goal list is never stored.
+`goals` is the agent's list of turn-level goals and `scopes` the scopes they work on
+(`core.goals`): every write validates both together (`goal_registry`, `scope_registry`: a
+scope may serve only the agent's goals) and raises `GoalError` (a ValueError naming the
+goal or scope and the rule), so an invalid list is never stored.
 
 Ownership: every function takes the acting user (`owner`, a user id). An agent is visible
 to its owner and, when `shared`, to everyone (`get_agent`, `list_agents`, and
@@ -31,7 +32,7 @@ from typing import Any
 from sqlalchemy import Engine, delete, or_, update
 from sqlmodel import Session, col, select
 
-from intent_ui.core.goals import GOAL_FIELDS, goal_registry
+from intent_ui.core.goals import GOAL_FIELDS, SCOPE_FIELDS, goal_registry, scope_registry
 from intent_ui.store.db import open_session, store_errors
 from intent_ui.store.models import Agent, Clock, Conversation, encode_json
 
@@ -91,9 +92,11 @@ def create_agent(
     tool_options: Mapping[str, Mapping[str, Any]] | None = None,
     shared: bool = False,
     goals: Iterable[Mapping[str, Any]] = (),
+    scopes: Iterable[Mapping[str, Any]] = (),
     now: Clock = time.time,
 ) -> Agent:
     """Create and return an agent. Raises ValueError for a blank name or invalid goals."""
+    stored_goals, stored_scopes = _goals_and_scopes(goals, scopes)
     stamp = now()
     agent = Agent(
         owner_id=owner,
@@ -104,7 +107,8 @@ def create_agent(
         model=model,
         tools_json=encode_json(_tool_ids(tools)),
         tool_options_json=encode_json(_copy_options(tool_options or {})),
-        goals_json=encode_json(_goals(goals)),
+        goals_json=encode_json(stored_goals),
+        scopes_json=encode_json(stored_scopes),
         created_at=stamp,
         updated_at=stamp,
     )
@@ -159,6 +163,7 @@ def update_agent(
     tool_options: Mapping[str, Mapping[str, Any]] = _UNSET,
     shared: bool = _UNSET,
     goals: Iterable[Mapping[str, Any]] = _UNSET,
+    scopes: Iterable[Mapping[str, Any]] = _UNSET,
     now: Clock = time.time,
 ) -> Agent | None:
     """Change the given fields; None when the agent does not exist or is not `owner`'s.
@@ -180,8 +185,16 @@ def update_agent(
         values["tool_options_json"] = encode_json(_copy_options(tool_options))
     if shared is not _UNSET:
         values["shared"] = bool(shared)
-    if goals is not _UNSET:
-        values["goals_json"] = encode_json(_goals(goals))
+    if goals is not _UNSET or scopes is not _UNSET:
+        current = get_own_agent(engine, agent_id, owner=owner)
+        if current is None:
+            return None
+        stored_goals, stored_scopes = _goals_and_scopes(
+            current.goals if goals is _UNSET else goals,
+            current.scopes if scopes is _UNSET else scopes,
+        )
+        values["goals_json"] = encode_json(stored_goals)
+        values["scopes_json"] = encode_json(stored_scopes)
     return _update(engine, agent_id, owner, values, now)
 
 
@@ -204,6 +217,7 @@ def duplicate_agent(
         tools=original.tools,
         tool_options=original.tool_options,
         goals=original.goals,
+        scopes=original.scopes,
         now=now,
     )
 
@@ -335,11 +349,19 @@ def _tool_ids(tools: Iterable[str]) -> list[str]:
     return list(seen)
 
 
-def _goals(goals: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The goals as stored (their registry fields, in the registry's order), once validated."""
+def _goals_and_scopes(
+    goals: Iterable[Mapping[str, Any]], scopes: Iterable[Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The goals and scopes as stored (their registry fields, in the registry's order),
+    once validated together."""
     listed = [dict(goal) if isinstance(goal, Mapping) else goal for goal in goals]
-    goal_registry(listed)
-    return [{key: goal[key] for key in GOAL_FIELDS if key in goal} for goal in listed]
+    registry = goal_registry(listed)
+    scoped = [dict(scope) if isinstance(scope, Mapping) else scope for scope in scopes]
+    scope_registry(scoped, registry.ids())
+    return (
+        [{key: goal[key] for key in GOAL_FIELDS if key in goal} for goal in listed],
+        [{key: scope[key] for key in SCOPE_FIELDS if key in scope} for scope in scoped],
+    )
 
 
 def _copy_options(options: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

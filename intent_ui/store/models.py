@@ -162,6 +162,8 @@ class Agent(SQLModel, table=True):
     tool_options_json: str = Field(default="{}", sa_type=Text)
     # [{id, description, delegates}]: turn-level goals (core.goals), validated on write
     goals_json: str = Field(default="[]", sa_type=Text)
+    # [{id, description, category, goal_ids, ...}]: the scopes those goals work on
+    scopes_json: str = Field(default="[]", sa_type=Text)
     created_at: float
     updated_at: float
 
@@ -180,6 +182,11 @@ class Agent(SQLModel, table=True):
     @property
     def goals(self) -> list[dict[str, Any]]:
         value = decode_json(self.goals_json, [])
+        return [dict(g) for g in value if isinstance(g, dict)] if isinstance(value, list) else []
+
+    @property
+    def scopes(self) -> list[dict[str, Any]]:
+        value = decode_json(self.scopes_json, [])
         return [dict(g) for g in value if isinstance(g, dict)] if isinstance(value, list) else []
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from intent_ui.core.goals import GoalError, goal_registry, tool_family
+from intent_ui.core.goals import GoalError, goal_registry, scope_registry, tool_family
 from intent_ui.core.registry import tools_for_goal
 
 
@@ -97,3 +97,17 @@ def test_a_stored_goal_may_carry_other_registry_fields_and_opt_out_of_selection(
     )
     offered = registry.with_intent()["parameters"]["properties"]["intent_id"]["enum"]
     assert offered == ["research"]
+
+
+def test_scopes_are_validated_and_serve_only_the_agents_goals() -> None:
+    scopes = scope_registry(
+        [{"id": "sdk", "description": "SDK manual", "category": "knowledge", "goal_ids": ["a"]}],
+        ["a", "b"],
+    )
+    assert scopes.require("sdk").goal_ids == ("a",)
+    with pytest.raises(GoalError, match="Scope 'sdk': it serves the goal 'c', which this agent"):
+        scope_registry(
+            [{"id": "sdk", "description": "d", "category": "k", "goal_ids": ["c"]}], ["a"]
+        )
+    with pytest.raises(GoalError, match="Scope 'sdk': 'category' must be a non-blank string"):
+        scope_registry([{"id": "sdk", "description": "d", "category": " "}], [])

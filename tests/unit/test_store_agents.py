@@ -345,3 +345,19 @@ def test_invalid_goals_are_refused_and_the_stored_ones_kept(engine: Engine) -> N
     with pytest.raises(ValueError, match="Goal #1: give it an id"):
         _agent(engine, goals=[{"description": "no id"}])
     assert agents.get_agent(engine, created.id, owner=OWNER).goals == GOALS  # type: ignore[union-attr]
+
+
+SCOPES = [
+    {"id": "code", "description": "The repository", "category": "source", "goal_ids": ["research"]}
+]
+
+
+def test_scopes_are_stored_with_the_goals_they_serve_and_duplicated(engine: Engine) -> None:
+    created = _agent(engine, goals=GOALS, scopes=SCOPES)
+    copy = agents.duplicate_agent(engine, created.id, owner=OWNER)
+    assert copy is not None and copy.scopes == SCOPES
+    # Removing the goal a scope serves is refused while the scope still names it.
+    with pytest.raises(ValueError, match="Scope 'code': it serves the goal 'research'"):
+        agents.update_agent(engine, created.id, owner=OWNER, goals=GOALS[1:])
+    updated = agents.update_agent(engine, created.id, owner=OWNER, goals=GOALS[1:], scopes=[])
+    assert updated is not None and (updated.goals, updated.scopes) == (GOALS[1:], [])

@@ -1,6 +1,7 @@
-"""Agent goals: a goals_json column on agents (the turn-level goals a turn chooses from).
+"""Agent goals: goals_json and scopes_json columns on agents (the turn-level goals a turn
+chooses from, and the scopes they work on).
 
-Existing agents get an empty list: no goals, so their turns offer every picked tool, as
+Existing agents get empty lists: no goals, so their turns offer every picked tool, as
 before.
 
 Revision ID: 0005_agent_goals
@@ -24,8 +25,12 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     with op.batch_alter_table("agents", schema=None) as batch_op:
         batch_op.add_column(sa.Column("goals_json", sa.Text(), nullable=False, server_default="[]"))
+        batch_op.add_column(
+            sa.Column("scopes_json", sa.Text(), nullable=False, server_default="[]")
+        )
 
 
 def downgrade() -> None:
     with op.batch_alter_table("agents", schema=None) as batch_op:
+        batch_op.drop_column("scopes_json")
         batch_op.drop_column("goals_json")
