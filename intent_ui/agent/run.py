@@ -34,7 +34,8 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
   the tools the goal delegates to (`tools_for_goal` over `families`) plus the host
   machinery; an unknown goal gets an error result listing the goals, and the model may
   choose again. A call to a tool outside the chosen goal (or before any goal) is refused
-  with an error result naming what to do instead.
+  with an error result naming what to do instead. With `scopes`, the choice's result also
+  lists the scopes serving the goal (the material it works on).
 - With an `ActivityLabeler`, each block of two or more calls (the blocks with a group
   header) gets a label once all its calls settled, computed concurrently with the next
   round and emitted before `TurnDone`.
@@ -107,6 +108,8 @@ from intent_ui.core.registry import (
     SELECT_INTENT_TOOL_NAME,
     IntentRegistry,
     RegistryError,
+    ScopeDescription,
+    ScopeRegistry,
     tools_for_goal,
 )
 from intent_ui.core.text import scrub_decoded
@@ -188,6 +191,7 @@ class TurnRun:
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT_S,
         goals: IntentRegistry | None = None,
         families: Mapping[str, str] | None = None,
+        scopes: ScopeRegistry | None = None,
     ) -> None:
         self._provider = provider
         self._model = model
@@ -246,6 +250,7 @@ class TurnRun:
             else None
         )
         self._families = dict(families or {})
+        self._scopes = scopes
         self.goal: str | None = None
         """The id of the goal the model chose for this turn (None before, or without goals)."""
         self._goal_tool_ids: frozenset[str] = frozenset()
@@ -537,10 +542,21 @@ class TurnRun:
         ]
         self._emit(GoalSelected(self._next_seq(), goal.id, goal_label(goal)))
         offered = [definition["name"] for definition in self.definitions]
+        chosen: dict[str, Any] = {"goal": goal.id, "tools": offered}
+        serving = self._scopes_of(goal.id)
+        if serving:
+            chosen["scopes"] = serving
         return ToolResult(
-            json.dumps({"goal": goal.id, "tools": offered}, ensure_ascii=False),
+            json.dumps(chosen, ensure_ascii=False),
             outcome=f"Goal: {goal_label(goal)}",
         )
+
+    def _scopes_of(self, goal_id: str) -> list[dict[str, Any]]:
+        """The scopes serving the goal, as the model reads them in the choice's result."""
+        if self._scopes is None:
+            return []
+        found = [self._scopes.require(ident) for ident in self._scopes.ids()]
+        return [_scope_entry(scope) for scope in found if goal_id in scope.goal_ids]
 
     def _in_goal(self, name: str) -> bool:
         """Whether the chosen goal keeps this model-facing name (host machinery always)."""
@@ -869,6 +885,19 @@ def _entry(call: _Call) -> ActivityEntry:
         outcome=result.outcome if call.label_bearing else None,
         intent=read_intent(call.arguments) if call.label_bearing else None,
     )
+
+
+def _scope_entry(scope: ScopeDescription) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "id": scope.id,
+        "description": scope.description,
+        "category": scope.category,
+    }
+    for key in ("aliases", "knowledge_topic_ids", "tool_ids"):
+        values = getattr(scope, key)
+        if values:
+            entry[key] = list(values)
+    return entry
 
 
 def _describe(exc: BaseException) -> str:

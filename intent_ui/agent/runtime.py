@@ -44,7 +44,7 @@ from intent_ui.core.capabilities.intent import (
 )
 from intent_ui.core.capabilities.selection import TOOL_SELECTION_WILDCARD
 from intent_ui.core.events import SeqCounter
-from intent_ui.core.goals import goal_registry
+from intent_ui.core.goals import goal_registry, scope_registry
 
 __all__ = ["AgentRuntime", "UnknownEndpointError"]
 
@@ -269,16 +269,20 @@ class AgentRuntime:
         seq: SeqCounter | None = None,
         user_id: str | None = None,
         goals: Sequence[Mapping[str, Any]] = (),
+        scopes: Sequence[Mapping[str, Any]] = (),
     ) -> TurnRun:
         """Prepare a turn on an endpoint; iterate the returned `TurnRun` to run it.
 
         `tool_options` None means the default agent's options. `user_id` is whose turn it
         is (their memories and actions); None is the local user. `goals` are the agent's
         stored goals: when there are any, the model chooses one first and it narrows the
-        turn's tools (raises `GoalError` when they are invalid).
+        turn's tools; `scopes` are the scopes those goals work on, listed to the model with
+        the chosen goal (raises `GoalError` when either is invalid).
         """
         found = self.endpoint(endpoint)
         tools = self.tools_for(agent_tool_ids, user_id)
+        registry = goal_registry(goals) if goals else None
+        scoped = scope_registry(scopes, registry.ids() if registry else []) if scopes else None
         return run_turn(
             provider=self.provider_for(found.name),
             model=model or self.default_model(found.name),
@@ -295,6 +299,7 @@ class AgentRuntime:
             activity=self.labeler_for(found.name),
             seq=seq,
             tool_timeout=self.config.tool_timeout_s,
-            goals=goal_registry(goals) if goals else None,
+            goals=registry,
+            scopes=scoped,
             families={tool.tool_id: tool_family_of(tool) for tool in tools},
         )

@@ -383,10 +383,11 @@ async def _failed(seq: SeqCounter, error: str) -> AsyncIterator[TurnEvent]:
 def agent_settings(
     sessions: TurnSessions, agent_id: str, user_id: str = LOCAL_USER_ID
 ) -> Mapping[str, Any]:
-    """What the picked agent changes about a turn: tools, options, instructions, goals,
-    and its own endpoint/model when it has one. The default (ephemeral) agent changes nothing:
-    every tool, every eligible tool described. A model spec synthesises its options.
-    An agent `user_id` may not read changes nothing either. Blocking (reads the row)."""
+    """What the picked agent changes about a turn: tools, options, instructions, goals
+    and scopes, and its own endpoint/model when it has one. The default (ephemeral) agent
+    changes nothing: every tool, every eligible tool described. A model spec synthesises
+    its options. An agent `user_id` may not read changes nothing either. Blocking (reads
+    the row)."""
     config, runtime = sessions.config, sessions.runtime
     if agent_id.startswith(SPEC_PREFIX):
         name = agent_id[len(SPEC_PREFIX) :]
@@ -411,6 +412,7 @@ def agent_settings(
         "tool_options": agent.tool_options,
         "system": agent.instructions or None,
         "goals": agent.goals,
+        "scopes": agent.scopes,
     }
     if agent.endpoint and config.endpoint(agent.endpoint) is not None:
         settings["endpoint"] = agent.endpoint

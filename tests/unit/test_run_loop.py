@@ -36,7 +36,7 @@ from intent_ui.core.events import (
     TurnDone,
     TurnEvent,
 )
-from intent_ui.core.goals import goal_registry
+from intent_ui.core.goals import goal_registry, scope_registry
 
 ALL_CAPS = frozenset({"tool_intents", "run_in_background", "deferred_tools", "programmatic_tools"})
 GUARD = 10  # seconds: a safety net against hangs, never an assertion about speed
@@ -884,3 +884,27 @@ async def test_a_goal_may_name_one_tool_by_the_name_it_is_offered_as() -> None:
     )
     await collect(run)
     assert [t["name"] for t in provider.requests[1].tools] == ["search_code"]
+
+
+async def test_the_choice_lists_the_scopes_serving_the_chosen_goal() -> None:
+    scopes = scope_registry(
+        [
+            {
+                "id": "code",
+                "description": "The repository",
+                "category": "source",
+                "goal_ids": ["research"],
+                "aliases": ["repo"],
+            },
+            {"id": "notes", "description": "Notes", "category": "memory", "goal_ids": ["remember"]},
+        ],
+        GOALS.ids(),
+    )
+    provider = ScriptedProvider([*choose("g1", "research"), end()], [TextChunk("Ok."), end()])
+    run = make_run(
+        provider, [FakeTool("grep_search")], goals=GOALS, families=FAMILIES, scopes=scopes
+    )
+    events = await collect(run)
+    assert json.loads(settled(events, "g1").output)["scopes"] == [
+        {"id": "code", "description": "The repository", "category": "source", "aliases": ["repo"]}
+    ]
