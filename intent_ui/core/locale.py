@@ -145,6 +145,20 @@ _EN: dict[str, str] = {
     "builder.goal_delegate_label": "{goal} may use {family}",
     "builder.goal_family_unpicked": "No picked tool is in this family",
     "builder.goal_no_families": "Pick tools above to let a goal use them.",
+    "builder.scopes": "Scopes",
+    "builder.scopes_help": (
+        "The material the goals work on: when the model chooses a goal, it is told the "
+        "scopes serving it."
+    ),
+    "builder.scope_add": "Add scope",
+    "builder.scope_id": "Id",
+    "builder.scope_description": "What it is",
+    "builder.scope_category": "Category",
+    "builder.scope_category_placeholder": "e.g. knowledge",
+    "builder.scope_goals": "Goals it serves",
+    "builder.scope_remove": "Remove scope {scope}",
+    "builder.scope_goal_label": "{scope} serves {goal}",
+    "builder.scope_no_goals": "Add a goal above to let a scope serve it.",
     "builder.error_not_owner_delete": (
         "Only its owner can delete an agent, and only while it exists."
     ),
@@ -324,6 +338,20 @@ _ES: dict[str, str] = {
     "builder.goal_delegate_label": "{goal} puede usar {family}",
     "builder.goal_family_unpicked": "Ninguna herramienta elegida es de esta familia",
     "builder.goal_no_families": "Elige herramientas arriba para que un objetivo pueda usarlas.",
+    "builder.scopes": "Ámbitos",
+    "builder.scopes_help": (
+        "El material con el que trabajan los objetivos: cuando el modelo elige un objetivo, "
+        "se le indican los ámbitos que lo sirven."
+    ),
+    "builder.scope_add": "Añadir ámbito",
+    "builder.scope_id": "Id",
+    "builder.scope_description": "Qué es",
+    "builder.scope_category": "Categoría",
+    "builder.scope_category_placeholder": "p. ej. conocimiento",
+    "builder.scope_goals": "Objetivos a los que sirve",
+    "builder.scope_remove": "Quitar el ámbito {scope}",
+    "builder.scope_goal_label": "{scope} sirve a {goal}",
+    "builder.scope_no_goals": "Añade un objetivo arriba para que un ámbito pueda servirlo.",
     "builder.error_not_owner_delete": (
         "Solo su propietario puede eliminar un agente, y solo mientras exista."
     ),
@@ -509,6 +537,19 @@ _JA: dict[str, str] = {
     "builder.goal_delegate_label": "{goal} は {family} を使える",
     "builder.goal_family_unpicked": "このファミリーのツールは選ばれていません",
     "builder.goal_no_families": "目標に使わせるには、上でツールを選んでください。",
+    "builder.scopes": "スコープ",
+    "builder.scopes_help": (
+        "目標が扱う資料です。モデルが目標を選ぶと、その目標に役立つスコープが伝えられます。"
+    ),
+    "builder.scope_add": "スコープを追加",
+    "builder.scope_id": "ID",
+    "builder.scope_description": "内容",
+    "builder.scope_category": "カテゴリー",
+    "builder.scope_category_placeholder": "例: knowledge",
+    "builder.scope_goals": "対象の目標",
+    "builder.scope_remove": "スコープ {scope} を削除",
+    "builder.scope_goal_label": "{scope} は {goal} に役立つ",
+    "builder.scope_no_goals": "スコープを目標に結びつけるには、上で目標を追加してください。",
     "builder.error_not_owner_delete": (
         "エージェントを削除できるのは所有者だけです（存在する間のみ）。"
     ),

@@ -10,11 +10,12 @@ Every handler resolves the signed-in user first and reaches agents and imported 
 only through the owner-filtered store. A shared agent of someone else's opens read-only:
 it can be used and duplicated, not changed.
 
-An agent's goals (`core.goals`) are edited here too: add, remove, change an id or a
-description, tick the tool families a goal may use (the families of the agent's picked
-tools). Every change is validated with `goal_registry`; a valid list is written at once
-(a saved agent), an invalid one stays on screen with the error naming the goal and the
-rule, and is not written until it is fixed.
+An agent's goals and scopes (`core.goals`) are edited here too: add, remove, change an id
+or a description, tick the tool families a goal may use (the families of the agent's
+picked tools) and the goals a scope serves. Every change validates both lists together; a
+valid pair is written at once (a saved agent), an invalid one stays on screen with the
+error naming the goal or scope and the rule, and is not written until it is fixed. A
+renamed goal stays served by its scopes; a removed one leaves them.
 
 `build_view` (pure) turns the catalogue of tools, an agent's `tool_options` and picks, the
 enabled capabilities and the token costs into the display records the page renders, in the
@@ -54,7 +55,7 @@ from intent_ui.core.builder import (
     visible_options,
 )
 from intent_ui.core.capabilities.intent import DESCRIBE_INTENT_OPTION
-from intent_ui.core.goals import GoalError, goal_registry
+from intent_ui.core.goals import GoalError, goal_registry, scope_registry
 from intent_ui.core.locale import DEFAULT_LANGUAGE, negotiate_language, translate
 from intent_ui.core.tokens import (
     ToolTokenCost,
@@ -77,9 +78,12 @@ __all__ = [
     "DelegateVM",
     "GoalVM",
     "GroupVM",
+    "ScopeGoalVM",
+    "ScopeVM",
     "ToggleVM",
     "ToolRowVM",
     "build_goals",
+    "build_scopes",
     "build_view",
     "catalogue",
     "goal_families",
@@ -130,6 +134,15 @@ BUILDER_KEYS = (
     "builder.goal_description_placeholder",
     "builder.goal_delegates",
     "builder.goal_no_families",
+    "builder.scopes",
+    "builder.scopes_help",
+    "builder.scope_add",
+    "builder.scope_id",
+    "builder.scope_description",
+    "builder.scope_category",
+    "builder.scope_category_placeholder",
+    "builder.scope_goals",
+    "builder.scope_no_goals",
 )
 """The page's fixed strings (`AgentsState.t`); per-row strings are built in the view models."""
 
@@ -210,6 +223,24 @@ class GoalVM:
     id: str = ""
     description: str = ""
     delegates: list[DelegateVM] = field(default_factory=list)
+    remove_label: str = ""
+
+
+@dataclass
+class ScopeGoalVM:
+    goal_id: str = ""
+    checked: bool = False
+    label: str = ""  # the checkbox's accessible name
+
+
+@dataclass
+class ScopeVM:
+    key: str = ""
+    index: int = 0
+    id: str = ""
+    description: str = ""
+    category: str = ""
+    goals: list[ScopeGoalVM] = field(default_factory=list)
     remove_label: str = ""
 
 
@@ -414,6 +445,50 @@ def build_goals(
     return rows
 
 
+def build_scopes(
+    scopes: Sequence[Mapping[str, Any]],
+    keys: Sequence[str],
+    goal_ids: Sequence[str],
+    lang: str = DEFAULT_LANGUAGE,
+) -> list[ScopeVM]:
+    """One row per scope, each listing the agent's goals it may serve."""
+    rows = []
+    for index, scope in enumerate(scopes):
+        ident = str(scope.get("id") or "")
+        name = ident or f"#{index + 1}"
+        served = [str(g) for g in scope.get("goal_ids") or ()]
+        shown = [*goal_ids, *(g for g in served if g not in goal_ids)]
+        rows.append(
+            ScopeVM(
+                key=keys[index] if index < len(keys) else f"scope-{index}",
+                index=index,
+                id=ident,
+                description=str(scope.get("description") or ""),
+                category=str(scope.get("category") or ""),
+                goals=[
+                    ScopeGoalVM(
+                        goal_id=goal_id,
+                        checked=goal_id in served,
+                        label=translate("builder.scope_goal_label", lang, scope=name, goal=goal_id),
+                    )
+                    for goal_id in shown
+                    if goal_id
+                ],
+                remove_label=translate("builder.scope_remove", lang, scope=name),
+            )
+        )
+    return rows
+
+
+def _next_id(prefix: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    """`{prefix}-{n}` for a new row: its number, or the next one no row uses yet."""
+    taken = {row.get("id") for row in rows}
+    number = len(rows) + 1
+    while f"{prefix}-{number}" in taken:
+        number += 1
+    return f"{prefix}-{number}"
+
+
 # --- the catalogue of tools ---------------------------------------------------------------
 
 
@@ -514,6 +589,9 @@ class AgentsState(AuthState):
     _picked: list[str] = []
     _goals: list[dict[str, Any]] = []
     _goal_keys: list[str] = []
+    scopes: list[ScopeVM] = []
+    _scopes: list[dict[str, Any]] = []
+    _scope_keys: list[str] = []
 
     @rx.var
     def t(self) -> dict[str, str]:
@@ -636,7 +714,7 @@ class AgentsState(AuthState):
         self._sync_models(host)
         self._tool_options = agent.tool_options
         self._picked = agent.tools
-        self._set_goals(agent.goals)
+        self._set_goals(agent.goals, agent.scopes)
         self.shared = agent.shared
         self.read_only = agent.owner_id != user
         self.error = ""
@@ -664,6 +742,9 @@ class AgentsState(AuthState):
             goal_families(tools, self._picked),
             self.lang,
             {t.tool_id: t.name for t in tools if t.tool_id in set(self._picked)},
+        )
+        self.scopes = build_scopes(
+            self._scopes, self._scope_keys, [str(g.get("id") or "") for g in self._goals], self.lang
         )
 
     @rx.event
@@ -730,6 +811,7 @@ class AgentsState(AuthState):
             "endpoint": self.endpoint or None,
             "model": self.model or None,
             "goals": self._goals,
+            "scopes": self._scopes,
         }
         if self.agent_id:
             agent = agent_store.update_agent(host.engine, self.agent_id, owner=user, **fields)
@@ -876,55 +958,78 @@ class AgentsState(AuthState):
 
     # --- goals ----------------------------------------------------------------------------
 
-    def _set_goals(self, goals: Sequence[Mapping[str, Any]]) -> None:
-        """Show an agent's stored goals (valid, as the store only writes valid ones)."""
+    def _set_goals(
+        self, goals: Sequence[Mapping[str, Any]], scopes: Sequence[Mapping[str, Any]] = ()
+    ) -> None:
+        """Show an agent's stored goals and scopes (valid: the store writes only valid ones)."""
         self._goals = [dict(goal) for goal in goals]
         self._goal_keys = [f"{self.form_key}:{index}" for index in range(len(self._goals))]
+        self._scopes = [dict(scope) for scope in scopes]
+        self._scope_keys = [f"{self.form_key}:{index}" for index in range(len(self._scopes))]
         self.goal_error = ""
 
-    def _change_goals(self, host: Host, user: str, goals: list[dict[str, Any]]) -> None:
-        """Validate the edited list; write it when valid, else show why (keeping the edit)."""
+    def _change_goals(
+        self,
+        host: Host,
+        user: str,
+        goals: list[dict[str, Any]],
+        scopes: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Validate the edited lists together; write them when valid, else show why
+        (keeping the edit on screen)."""
         self._goals = goals
+        if scopes is not None:
+            self._scopes = scopes
         try:
-            goal_registry(goals)
+            scope_registry(self._scopes, goal_registry(goals).ids())
         except GoalError as exc:
             self.goal_error = str(exc)
         else:
             self.goal_error = ""
-            self._persist(host, user, goals=goals)
+            self._persist(host, user, goals=goals, scopes=self._scopes)
         self._render(host, user)
 
     def _goal_at(self, index: int) -> dict[str, Any] | None:
         return dict(self._goals[index]) if 0 <= index < len(self._goals) else None
+
+    def _scopes_serving(self, rename: Mapping[str, str | None]) -> list[dict[str, Any]]:
+        """The scopes with renamed goals followed (`None`: the goal was removed)."""
+        scopes = []
+        for scope in self._scopes:
+            served = [rename.get(g, g) for g in scope.get("goal_ids") or ()]
+            scopes.append({**scope, "goal_ids": [g for g in served if g is not None]})
+        return scopes
 
     @rx.event
     async def add_goal(self) -> None:
         found = await self._editor()
         if found is None:
             return
-        taken = {goal.get("id") for goal in self._goals}
-        number = len(self._goals) + 1  # the row's number, or the next one still free
-        while f"goal-{number}" in taken:
-            number += 1
         self._goal_keys = [*self._goal_keys, f"{self.form_key}:new:{time.monotonic_ns()}"]
-        goal = {"id": f"goal-{number}", "description": "", "delegates": []}
+        goal = {"id": _next_id("goal", self._goals), "description": "", "delegates": []}
         self._change_goals(*found, [*self._goals, goal])
 
     @rx.event
     async def remove_goal(self, index: int) -> None:
         found = await self._editor()
-        if found is None or self._goal_at(index) is None:
+        goal = self._goal_at(index)
+        if found is None or goal is None:
             return
         del self._goal_keys[index : index + 1]
-        self._change_goals(*found, [g for i, g in enumerate(self._goals) if i != index])
+        goals = [g for i, g in enumerate(self._goals) if i != index]
+        self._change_goals(*found, goals, self._scopes_serving({str(goal.get("id")): None}))
 
     async def _edit_goal(self, index: int, key: str, value: Any) -> None:
         found = await self._editor()
         goal = self._goal_at(index)
         if found is None or goal is None or goal.get(key) == value:
             return
+        before = str(goal.get("id"))
         goal[key] = value
-        self._change_goals(*found, [goal if i == index else g for i, g in enumerate(self._goals)])
+        goals = [goal if i == index else g for i, g in enumerate(self._goals)]
+        # A renamed goal stays served by its scopes.
+        scopes = self._scopes_serving({before: str(value)}) if key == "id" else None
+        self._change_goals(*found, goals, scopes)
 
     @rx.event
     async def set_goal_id(self, index: int, value: str) -> None:
@@ -942,6 +1047,62 @@ class AgentsState(AuthState):
         named = [str(d) for d in goal.get("delegates") or ()]
         delegates = [d for d in named if d != family] if family in named else [*named, family]
         await self._edit_goal(index, "delegates", delegates)
+
+    # --- scopes ---------------------------------------------------------------------------
+
+    @rx.event
+    async def add_scope(self) -> None:
+        found = await self._editor()
+        if found is None:
+            return
+        self._scope_keys = [*self._scope_keys, f"{self.form_key}:new:{time.monotonic_ns()}"]
+        scope = {
+            "id": _next_id("scope", self._scopes),
+            "description": "",
+            "category": "",
+            "goal_ids": [],
+        }
+        self._change_goals(*found, self._goals, [*self._scopes, scope])
+
+    @rx.event
+    async def remove_scope(self, index: int) -> None:
+        found = await self._editor()
+        if found is None or not 0 <= index < len(self._scopes):
+            return
+        del self._scope_keys[index : index + 1]
+        scopes = [scope for i, scope in enumerate(self._scopes) if i != index]
+        self._change_goals(*found, self._goals, scopes)
+
+    async def _edit_scope(self, index: int, key: str, value: Any) -> None:
+        found = await self._editor()
+        if found is None or not 0 <= index < len(self._scopes):
+            return
+        scope = dict(self._scopes[index])
+        if scope.get(key) == value:
+            return
+        scope[key] = value
+        scopes = [scope if i == index else other for i, other in enumerate(self._scopes)]
+        self._change_goals(*found, self._goals, scopes)
+
+    @rx.event
+    async def set_scope_id(self, index: int, value: str) -> None:
+        await self._edit_scope(index, "id", str(value).strip())
+
+    @rx.event
+    async def set_scope_description(self, index: int, value: str) -> None:
+        await self._edit_scope(index, "description", str(value))
+
+    @rx.event
+    async def set_scope_category(self, index: int, value: str) -> None:
+        await self._edit_scope(index, "category", str(value).strip())
+
+    @rx.event
+    async def toggle_scope_goal(self, index: int, goal_id: str) -> None:
+        if not 0 <= index < len(self._scopes):
+            return
+        served = [str(g) for g in self._scopes[index].get("goal_ids") or ()]
+        goal_ids = [g for g in served if g != goal_id] if goal_id in served else [*served, goal_id]
+        await self._edit_scope(index, "goal_ids", goal_ids)
 
     # --- OpenAPI actions ------------------------------------------------------------------
 

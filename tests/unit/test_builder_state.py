@@ -554,3 +554,40 @@ def test_a_goal_naming_one_picked_tool_shows_that_tool() -> None:
         ("slow_mcp_github", "slow", True),
     ]
     assert goal.delegates[2].label == "g may use slow_mcp_github"
+
+
+async def test_scopes_serve_the_agents_goals_and_follow_a_renamed_or_removed_goal(
+    host: Host,
+) -> None:
+    state = await loaded()
+    agent_id = await saved_agent(state)
+    await AgentsState.add_goal.fn(state)
+    await AgentsState.set_goal_description.fn(state, 0, "Find things in the code")
+    await AgentsState.add_scope.fn(state)
+    assert state.goal_error.startswith("Scope 'scope-1': 'category' must be a non-blank")
+    await AgentsState.set_scope_category.fn(state, 0, "source")
+    assert state.goal_error.startswith("Scope 'scope-1': 'description' must be a non-blank")
+    await AgentsState.set_scope_description.fn(state, 0, "The repository")
+    await AgentsState.toggle_scope_goal.fn(state, 0, "goal-1")
+    assert state.goal_error == ""
+    (scope,) = state.scopes
+    assert [(g.goal_id, g.checked, g.label) for g in scope.goals] == [
+        ("goal-1", True, "scope-1 serves goal-1")
+    ]
+    await AgentsState.set_goal_id.fn(state, 0, "research")
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
+    assert stored is not None and stored.scopes == [
+        {
+            "id": "scope-1",
+            "description": "The repository",
+            "category": "source",
+            "goal_ids": ["research"],
+        }
+    ]
+    await AgentsState.remove_goal.fn(state, 0)
+    assert state.goal_error == "" and state.scopes[0].goals == []
+    stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
+    assert stored is not None and stored.goals == [] and stored.scopes[0]["goal_ids"] == []
+    await AgentsState.remove_scope.fn(state, 0)
+    reopened = await loaded()
+    assert reopened.scopes == []

@@ -15,6 +15,8 @@ from intent_ui.ui.builder_state import (
     DelegateVM,
     GoalVM,
     GroupVM,
+    ScopeGoalVM,
+    ScopeVM,
     ToolRowVM,
 )
 from intent_ui.ui.components.capability_toggle import capability_toggle
@@ -473,8 +475,117 @@ def _goals() -> rx.Component:
             on_click=AgentsState.add_goal,
             custom_attrs={"data-testid": "goal-add"},
         ),
+        _scopes(),
         class_name="iu-goals",
         custom_attrs={"data-testid": "goals-section"},
+    )
+
+
+def _text_field(
+    label: rx.Var[str],
+    value: rx.Var[str],
+    key: rx.Var[str],
+    on_blur: object,
+    testid: str,
+    **props: object,
+) -> rx.Component:
+    return rx.el.label(
+        rx.el.span(label, class_name="iu-field-label"),
+        rx.el.input(
+            default_value=value,
+            key=key,
+            on_blur=on_blur,
+            class_name="iu-input",
+            custom_attrs={"data-testid": testid, "autocomplete": "off"},
+            **props,
+        ),
+        class_name=f"iu-field iu-{testid}",
+    )
+
+
+def _scope_goal(scope: rx.Var[ScopeVM], goal: rx.Var[ScopeGoalVM]) -> rx.Component:
+    return rx.el.label(
+        rx.el.input(
+            type="checkbox",
+            default_checked=goal.checked,
+            key=scope.key + ":" + goal.goal_id + ":" + goal.checked.to_string(),
+            on_change=lambda _value: AgentsState.toggle_scope_goal(scope.index, goal.goal_id),
+            custom_attrs={
+                "data-testid": "scope-goal",
+                "data-goal": goal.goal_id,
+                "aria-label": goal.label,
+            },
+        ),
+        rx.el.span(goal.goal_id, class_name="iu-tool-name"),
+        class_name="iu-goal-family",
+    )
+
+
+def _scope_row(scope: rx.Var[ScopeVM]) -> rx.Component:
+    return rx.el.div(
+        rx.el.div(
+            _text_field(
+                TEXT["builder.scope_id"],
+                scope.id,
+                scope.key + ":id",
+                lambda value: AgentsState.set_scope_id(scope.index, value),
+                "scope-id",
+            ),
+            _text_field(
+                TEXT["builder.scope_description"],
+                scope.description,
+                scope.key + ":description",
+                lambda value: AgentsState.set_scope_description(scope.index, value),
+                "scope-description",
+            ),
+            _text_field(
+                TEXT["builder.scope_category"],
+                scope.category,
+                scope.key + ":category",
+                lambda value: AgentsState.set_scope_category(scope.index, value),
+                "scope-category",
+                placeholder=TEXT["builder.scope_category_placeholder"],
+            ),
+            rx.el.button(
+                rx.icon("trash_2", size=13),
+                type="button",
+                class_name="iu-btn iu-btn-icon iu-btn-danger",
+                on_click=AgentsState.remove_scope(scope.index),
+                custom_attrs={"aria-label": scope.remove_label, "data-testid": "scope-remove"},
+            ),
+            class_name="iu-field-row iu-goal-fields",
+        ),
+        rx.el.fieldset(
+            rx.el.legend(TEXT["builder.scope_goals"], class_name="iu-field-label"),
+            rx.cond(
+                scope.goals.length() > 0,
+                rx.foreach(scope.goals, lambda goal: _scope_goal(scope, goal)),
+                rx.el.span(TEXT["builder.scope_no_goals"], class_name="iu-muted"),
+            ),
+            class_name="iu-goal-families",
+            custom_attrs={"data-testid": "scope-goals"},
+        ),
+        key=scope.key,
+        class_name="iu-goal-row",
+        custom_attrs={"data-testid": "scope-row", "data-scope-id": scope.id},
+    )
+
+
+def _scopes() -> rx.Component:
+    return rx.el.section(
+        rx.el.h3(TEXT["builder.scopes"], class_name="iu-group-title"),
+        rx.el.p(TEXT["builder.scopes_help"], class_name="iu-muted"),
+        rx.foreach(AgentsState.scopes, _scope_row),
+        rx.el.button(
+            rx.icon("plus", size=14),
+            TEXT["builder.scope_add"],
+            type="button",
+            class_name="iu-btn",
+            on_click=AgentsState.add_scope,
+            custom_attrs={"data-testid": "scope-add"},
+        ),
+        class_name="iu-goals",
+        custom_attrs={"data-testid": "scopes-section"},
     )
 
 
