@@ -1,6 +1,7 @@
-"""Turn-level goals in a real browser: an agent with two goals, built in the builder, whose
-turn starts with the model choosing one; the turn shows that goal's line above its tool
-groups, is offered only that goal's tools, and keeps its goal line after a reload.
+"""Turn-level goals in a real browser: an agent with two goals and a scope, built in the
+builder, whose turn starts with the model choosing a goal; the turn shows that goal's line
+above its tool calls, is offered only that goal's tools (and told the goal's scopes), and
+keeps its goal line after a reload.
 
 The model is an OpenAI-shaped SSE server on loopback that answers by what it is offered.
 """
@@ -107,6 +108,18 @@ def test_a_goal_turn_shows_its_goal_and_offers_only_its_tools(
     expect(page.get_by_test_id("goal-error")).to_have_count(0)
     families = page.get_by_test_id("goal-row").nth(0).get_by_test_id("goal-delegate")
     expect(families).to_have_count(2)  # the families of the picked tools: read, memory
+    # A scope the research goal works on: told to the model with the goal it chose.
+    page.get_by_test_id("scope-add").click()
+    scope = page.get_by_test_id("scope-row")
+    expect(scope.get_by_test_id("scope-id")).to_have_value("scope-1")
+    scope.get_by_test_id("scope-id").fill("code")
+    scope.get_by_test_id("scope-description").fill("The repository")
+    scope.get_by_test_id("scope-category").fill("source")
+    serves = scope.locator('[data-testid="scope-goal"][data-goal="research"]')
+    serves.check()
+    expect(serves).to_be_checked()
+    expect(scope).to_have_attribute("data-scope-id", "code")
+    expect(page.get_by_test_id("goal-error")).to_have_count(0)
     assert_accessible(page)
 
     page.goto(app.frontend_url)
@@ -140,6 +153,9 @@ def test_a_goal_turn_shows_its_goal_and_offers_only_its_tools(
     assert sorted(offered[1]) == ["grep_search", "read_file"]
     chosen = json.loads(requests[1]["messages"][-1]["content"])
     assert chosen["goal"] == "research"
+    assert chosen["scopes"] == [
+        {"id": "code", "description": "The repository", "category": "source"}
+    ]
 
     page.reload()
     expect(page.get_by_test_id("assistant-message").last.get_by_test_id("goal-line")).to_have_text(
