@@ -46,6 +46,7 @@ from intent_ui.core.events import (
     TurnDone,
     TurnEvent,
 )
+from intent_ui.core.text import scrub_surrogates
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv_store
 from intent_ui.store.db import StoreError
@@ -295,6 +296,9 @@ class TurnSessions:
         Raises TurnAlreadyRunning when the conversation has one running, and the store's
         NotFoundError when the conversation does not exist.
         """
+        # A browser can send a lone surrogate (JSON escapes it); it could be neither stored
+        # nor sent to a provider.
+        request = replace(request, text=scrub_surrogates(request.text))
         conversation_id = request.conversation_id
         if self.running(conversation_id) is not None or conversation_id in self._starting:
             raise TurnAlreadyRunning(

@@ -22,6 +22,9 @@ from intent_ui.core.turn import TextPart, ToolBlock, TurnView
 
 PREVIEW_LIMIT = 6000
 
+STREAMING_TITLE_WINDOW = 2048
+"""How much of a still-streaming label its tooltip (`title`) shows (see `_card`)."""
+
 CALM_AFTER = 8
 """With more live cards than this in one group, the cards stop animating and only the
 header shimmers: dozens of sweeping highlights are noise to a reader, and in a browser
@@ -196,12 +199,13 @@ def _card(turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) ->
         return CardVM(call_id=call_id)
     is_expanded = call_id in expanded
     settled = record.state in FINAL_STATES
-    # A label still streaming changes per fragment: its full-text title waits until the
-    # intent is complete, so each update costs the capped label only.
-    shown = sanitize_label(
-        turn.card_label(call_id, lang),
-        title=settled or record.intent_complete or is_expanded,
-    )
+    label = turn.card_label(call_id, lang)
+    if not (settled or record.intent_complete or is_expanded):
+        # A label still streaming changes per fragment: its title follows only the first
+        # STREAMING_TITLE_WINDOW characters until the intent is complete, so one update
+        # never costs more than that however long the intent grows.
+        label = label[:STREAMING_TITLE_WINDOW]
+    shown = sanitize_label(label)
     return CardVM(
         call_id=call_id,
         state=record.state,

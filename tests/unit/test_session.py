@@ -268,3 +268,16 @@ def test_the_log_writer_merges_nothing_across_a_state_change(engine: Engine) -> 
         (2, "CallStarted"),
         (3, "TextDelta"),
     ]
+
+
+async def test_a_lone_surrogate_in_the_message_is_replaced_before_anything_stores_it(
+    engine: Engine, chat_id: str
+) -> None:
+    runtime = ScriptedRuntime()
+    session = await _sessions(engine, runtime).start(
+        TurnRequest(chat_id, "broken \ud800 text", "demo", "demo")
+    )
+    assert runtime.calls[0]["user_message"] == "broken \ufffd text"
+    runtime.runs[0].emit(TurnDone, "end_turn")
+    await session.wait()
+    assert conv.messages(engine, chat_id)[0].content == "broken \ufffd text"
