@@ -2,7 +2,8 @@
 the tab that started it.
 
 A reload mid-intent, mid-text or mid-tool shows the same single message and keeps
-following it live; a second tab joins the running turn; Stop works from a reloaded tab;
+following it live; a second tab joins the running turn, and so does the tab that left the
+chat and reopens it from the sidebar; Stop works from a reloaded tab;
 and a turn stored before the event log renders exactly as the old code rendered it.
 The provider is an OpenAI-shaped SSE server on loopback, `github` a real stdio MCP
 server, and the database a real SQLite file that starts at the pre-event-log revision.
@@ -246,6 +247,32 @@ def test_a_second_tab_joins_the_running_turn(
         assert without_id(ends[0]) == without_id(settled_without_reload)
     finally:
         second.close()
+
+
+def test_reopening_the_running_chat_from_the_sidebar_follows_it(
+    app: AppHarness, page: Page, scenario: Scenario, settled_without_reload: dict[str, Any]
+) -> None:
+    release = threading.Event()
+    scenario.first = calls_script(SEARCHES, hold_when='"Searching for OAuth hand', release=release)
+    label = page.get_by_test_id("tool-call-label")
+    try:
+        send(page, app, "Search the repo for MCP wiring and OAuth handling")
+        expect(label.nth(1)).to_have_text("Searching for OAuth hand")
+        active = page.locator('[data-testid="conversation-row"][data-active="true"]')
+        conversation_id = active.get_attribute("data-conversation-id")
+        page.get_by_test_id("new-chat").click()
+        expect(page.get_by_test_id("assistant-message")).to_have_count(0)
+        page.locator(
+            f'[data-testid="conversation-row"][data-conversation-id="{conversation_id}"] '
+            '[data-testid="conversation-title"]'
+        ).click()
+        one_message(page)
+        expect(label).to_have_text([MCP_WIRING, "Searching for OAuth hand"])
+        expect(page.get_by_test_id("stop-button")).to_be_visible()
+    finally:
+        release.set()
+    expect(label).to_have_text([MCP_WIRING, OAUTH])
+    assert without_id(settled(page)) == without_id(settled_without_reload)
 
 
 def test_stop_from_a_reloaded_tab_cancels_the_turn(
