@@ -265,8 +265,11 @@ class ChatState(AuthState):
             return None
         self.error = ""
         self.running = False
+        # Left here, not chained: a chained background `follow` starts at once, before a
+        # chained `leave` (which waits its turn in the tab's queue) would undo it.
+        (await self.get_state(LiveState))._hide()
         running = await self._open(host, user, conversation_id)
-        return [LiveState.leave, *([LiveState.follow] if running else [])]
+        return LiveState.follow if running else None
 
     @rx.event
     async def start_rename(self, conversation_id: str) -> None:
@@ -420,6 +423,9 @@ class LiveState(ChatState):
     @rx.event
     def leave(self) -> None:
         """Stop showing a live turn here (the turn itself keeps running in its session)."""
+        self._hide()
+
+    def _hide(self) -> None:
         self._following = ""
         self.live = MessageVM()
         self.live_active = False
