@@ -34,6 +34,7 @@ SEARCHES = [
     ("call_a", "search_code", {"intent": MCP_WIRING, "query": "mcp"}),
     ("call_b", "search_code", {"intent": OAUTH, "query": "oauth"}),
 ]
+DONE = "Both searches are done."
 REPLY = "The MCP wiring lives in the server registry; OAuth is handled in the callback router."
 
 SHOWN = 15_000
@@ -66,11 +67,16 @@ def scenario() -> Scenario:
     return Scenario()
 
 
+def two_searches(scenario: Scenario) -> None:
+    """The turn most tests run: two sibling searches, then a short reply; no pauses."""
+    scenario.first, scenario.followup = calls_script(SEARCHES), reply(DONE)
+
+
 @pytest.fixture(autouse=True)
 def default_scripts(scenario: Scenario) -> Iterator[None]:
+    two_searches(scenario)
     yield
-    fresh = Scenario()
-    scenario.first, scenario.followup = fresh.first, fresh.followup
+    two_searches(scenario)  # a test's held scripts never reach the next test
 
 
 @pytest.fixture(scope="module")
@@ -103,13 +109,11 @@ def settled_without_reload(app: AppHarness, browser: Browser, scenario: Scenario
     context = browser.new_context()
     try:
         page = context.new_page()
-        scenario.first = calls_script(SEARCHES)
+        two_searches(scenario)
         send(page, app, "Search the repo for MCP wiring and OAuth handling")
-        snapshot = settled(page)
+        return settled(page)
     finally:
         context.close()
-        scenario.first = Scenario().first
-    return snapshot
 
 
 def one_message(page: Page) -> Locator:
@@ -136,11 +140,12 @@ def without_id(snapshot: dict[str, Any]) -> dict[str, Any]:
 def test_reload_mid_intent_keeps_one_message_that_continues_live(
     app: AppHarness, page: Page, scenario: Scenario, settled_without_reload: dict[str, Any]
 ) -> None:
-    release = threading.Event()
+    release, release_reply = threading.Event(), threading.Event()
     scenario.first = calls_script(SEARCHES, hold_when='"Sea', release=release)
+    scenario.followup = reply(DONE, hold_when="Both", release=release_reply)
+    label = page.get_by_test_id("tool-call-label")
     try:
         send(page, app, "Search the repo for MCP wiring and OAuth handling")
-        label = page.get_by_test_id("tool-call-label")
         expect(label).to_have_text("Sea")
         message_id = one_message(page).get_attribute("data-message-id")
         page.reload()
@@ -149,10 +154,17 @@ def test_reload_mid_intent_keeps_one_message_that_continues_live(
         expect(label).to_have_text("Sea", timeout=SHOWN)
         expect(page.get_by_test_id("tool-call")).to_have_attribute("data-state", "streaming")
         expect(page.get_by_test_id("stop-button")).to_be_visible()
+        release.set()
+        # The reply is held, so the turn is still running: these labels arrived live.
+        expect(label).to_have_text([MCP_WIRING, OAUTH])
+        expect(page.get_by_test_id("tool-call").nth(1)).to_have_attribute("data-state", "settled")
+        expect(message).to_have_attribute("data-status", "streaming")
+        expect(message).to_contain_text("Both")
+        expect(message).not_to_contain_text(DONE)
     finally:
         release.set()
-    # No reload from here on: what arrives now came through the live follow.
-    expect(label).to_have_text([MCP_WIRING, OAUTH])
+        release_reply.set()
+    expect(message).to_contain_text(DONE)
     after = settled(page)
     assert after["id"] == message_id
     assert without_id(after) == without_id(settled_without_reload)
@@ -223,6 +235,8 @@ def test_a_second_tab_joins_the_running_turn(
     release = threading.Event()
     scenario.first = calls_script(SEARCHES, hold_when='"Searching for OAuth hand', release=release)
     second = page.context.new_page()
+    errors: list[str] = []
+    second.on("pageerror", lambda exc: errors.append(str(exc)))
     tabs = (page, second)
     try:
         send(page, app, "Search the repo for MCP wiring and OAuth handling")
@@ -247,6 +261,7 @@ def test_a_second_tab_joins_the_running_turn(
         assert without_id(ends[0]) == without_id(settled_without_reload)
     finally:
         second.close()
+    assert not errors, f"page errors in the second tab: {errors}"
 
 
 def test_reopening_the_running_chat_from_the_sidebar_follows_it(
