@@ -51,7 +51,7 @@ from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv_store
 from intent_ui.store.db import StoreError
 from intent_ui.store.models import LOCAL_USER_ID
-from intent_ui.store.turns import EventLog
+from intent_ui.store.turns import EventLog, turn_status
 
 __all__ = [
     "DEFAULT_AGENT_ID",
@@ -127,6 +127,11 @@ class TurnSession:
     @property
     def log(self) -> EventLog:
         return self._log
+
+    @property
+    def status(self) -> str:
+        """The message status the turn is shown with (`streaming` until it ends)."""
+        return turn_status(self.view.stop_reason if self.view.done else None, self.view.error)
 
     @property
     def done(self) -> bool:

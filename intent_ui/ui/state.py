@@ -244,12 +244,14 @@ class ChatState(AuthState):
                     out.append(MessageVM(id=message_id, role="user", text=message.content))
                     continue
                 turn = host.turn(message_id)
+                # A turn that ended moments ago may not have its summary written yet.
+                ended = host.sessions.get(message_id)
                 out.append(
                     MessageVM(
                         id=message_id,
                         role="assistant",
-                        status=message.status,
-                        error=message.error or "",
+                        status=message.status if ended is None else ended.status,
+                        error=(message.error if ended is None else ended.view.error) or "",
                         parts=build_turn_parts(
                             turn,
                             message_id=message_id,
@@ -280,8 +282,11 @@ class ChatState(AuthState):
             return None
         self.error = ""
         self.running = False
+        # Left here, not chained: a chained background `follow` starts at once, before a
+        # chained `leave` (which waits its turn in the tab's queue) would undo it.
+        (await self.get_state(LiveState))._hide()
         running = await self._open(host, user, conversation_id)
-        return [LiveState.leave, *([LiveState.follow] if running else [])]
+        return LiveState.follow if running else None
 
     @rx.event
     async def start_rename(self, conversation_id: str) -> None:
@@ -435,6 +440,9 @@ class LiveState(ChatState):
     @rx.event
     def leave(self) -> None:
         """Stop showing a live turn here (the turn itself keeps running in its session)."""
+        self._hide()
+
+    def _hide(self) -> None:
         _FOLLOWING.pop(self.router.session.client_token, None)
         self.live = MessageVM()
         self.live_active = False
@@ -453,12 +461,12 @@ class LiveState(ChatState):
                 if chat._viewer:
                     await chat._rerender(host, chat._viewer)
                 return
-            if _FOLLOWING.get(token) == session.message_id:
+            current = _FOLLOWING.get(token)
+            if current is not None and current.session is session:
                 return  # this tab already follows it (a second trigger after a reload)
-            _FOLLOWING[token] = session.message_id
-            lang = chat.lang
+            follower = _FOLLOWING[token] = _Follower(self, host, session, token, chat.lang)
             chat.running = True
-        await _Follower(self, host, session, token, lang).run()
+        await follower.run()
 
 
 class _Follower:
@@ -478,7 +486,7 @@ class _Follower:
         self.coalescer = LeadingEdgeCoalescer(self.push)
 
     def following(self) -> bool:
-        return _FOLLOWING.get(self.token) == self.session.message_id
+        return _FOLLOWING.get(self.token) is self
 
     async def push(self) -> None:
         try:
@@ -551,7 +559,7 @@ class _Follower:
 _WAKE: dict[str, Any] = {}
 """Per tab (client token): wakes the tab's follower to re-render (an expansion changed)."""
 
-_FOLLOWING: dict[str, str] = {}
-"""Per tab (client token): the message id of the running turn it follows. Kept in the
+_FOLLOWING: dict[str, _Follower] = {}
+"""Per tab (client token): the one follower pushing a running turn into it. Kept in the
 process, beside the sessions, rather than in the tab's state: it describes a task of this
 process, and must not depend on how the state is stored."""

@@ -17,7 +17,14 @@ from playwright.sync_api import Browser, Page, expect
 from reflex.testing import AppHarness
 
 from tests.e2e.harness import LOOPBACK_ACTIONS, github_mcp_block, running_app
-from tests.e2e.scenario import Scenario, calls_script, openai_config, reply, start_server
+from tests.e2e.scenario import (
+    Scenario,
+    calls_script,
+    openai_config,
+    reply,
+    send,
+    start_server,
+)
 from tests.support.sse_server import ReplayServer
 
 pytestmark = pytest.mark.e2e
@@ -50,13 +57,6 @@ def app(
     config = openai_config(server) + github_mcp_block(call_log) + LOOPBACK_ACTIONS
     with running_app(tmp_path_factory.mktemp("chat"), config) as harness:
         yield harness
-
-
-def send(page: Page, app: AppHarness, text: str) -> None:
-    assert app.frontend_url is not None
-    page.goto(app.frontend_url)
-    page.get_by_test_id("chat-input").fill(text)
-    page.get_by_test_id("send-button").click()
 
 
 def search(call_id: str, intent: str, query: str) -> tuple[str, str, dict[str, str]]:

@@ -142,7 +142,11 @@ def _assistant(message: MessageVM) -> rx.Component:
             message.error != "", rx.el.div(message.error, class_name="iu-error-note", role="alert")
         ),
         class_name="iu-assistant",
-        custom_attrs={"data-testid": "assistant-message", "data-status": message.status},
+        custom_attrs={
+            "data-testid": "assistant-message",
+            "data-status": message.status,
+            "data-message-id": message.id,
+        },
     )
 
 
