@@ -14,6 +14,7 @@ from partial_json_parser import loads as partial_loads
 
 from intent_ui.core.labels import (
     FINAL_STATES,
+    TITLE_WINDOW,
     MinimumDisplay,
     card_is_live,
     sanitize_label,
@@ -22,8 +23,6 @@ from intent_ui.core.turn import TextPart, ToolBlock, TurnView
 
 PREVIEW_LIMIT = 6000
 
-STREAMING_TITLE_WINDOW = 2048
-"""How much of a still-streaming label its tooltip (`title`) shows (see `_card`)."""
 
 CALM_AFTER = 8
 """With more live cards than this in one group, the cards stop animating and only the
@@ -202,9 +201,9 @@ def _card(turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) ->
     label = turn.card_label(call_id, lang)
     if not (settled or record.intent_complete or is_expanded):
         # A label still streaming changes per fragment: its title follows only the first
-        # STREAMING_TITLE_WINDOW characters until the intent is complete, so one update
-        # never costs more than that however long the intent grows.
-        label = label[:STREAMING_TITLE_WINDOW]
+        # TITLE_WINDOW characters until the intent is complete, so one update never costs
+        # more than that however long the intent grows.
+        label = label[:TITLE_WINDOW]
     shown = sanitize_label(label)
     return CardVM(
         call_id=call_id,
