@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -32,19 +32,10 @@ from intent_ui.core.events import (
 )
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv
-from intent_ui.store.db import dispose_engines
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import EventLog, load_events
-from tests.unit._store_helpers import migrated_engine
 
 ARGS = '{"intent": "Searching for OAuth", "query": "oauth"}'
-
-
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    monkeypatch.delenv("DB_URL", raising=False)
-    yield migrated_engine(tmp_path)
-    dispose_engines()
 
 
 @pytest.fixture
