@@ -37,7 +37,12 @@ from intent_ui.core.events import (
     TurnDone,
     TurnEvent,
 )
-from intent_ui.core.labels import GROUP_HEADER_MIN_CALLS, sanitize_label
+from intent_ui.core.labels import (
+    DEFAULT_LABEL_LIMIT,
+    ELLIPSIS,
+    GROUP_HEADER_MIN_CALLS,
+    sanitize_label,
+)
 from intent_ui.core.text import scrub_surrogates, terminal_text
 from intent_ui.core.turn import TurnView
 from intent_ui.users_cli import add_users_command, run_users_command
@@ -242,6 +247,12 @@ def event_record(view: TurnView, event: TurnEvent, lang: str = "en") -> dict[str
         record["label"] = event.label
     if block is not None:
         record["header"] = view.block_header(block, lang).full_text
+    if isinstance(event, ArgsDelta):
+        # A fragment's line shows the label as a card does while it streams: however long
+        # the intent grows, each line stays short, so the output grows with the turn.
+        for key in ("label", "header"):
+            if isinstance(record[key], str) and len(record[key]) > DEFAULT_LABEL_LIMIT:
+                record[key] = record[key][: DEFAULT_LABEL_LIMIT - 1] + ELLIPSIS
     if isinstance(event, CallStarted):
         record.update(server=event.server, label_bearing=event.label_bearing)
     elif isinstance(event, ArgsDelta):

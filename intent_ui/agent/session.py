@@ -46,11 +46,12 @@ from intent_ui.core.events import (
     TurnDone,
     TurnEvent,
 )
+from intent_ui.core.text import scrub_surrogates
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv_store
 from intent_ui.store.db import StoreError
 from intent_ui.store.models import LOCAL_USER_ID
-from intent_ui.store.turns import EventLog
+from intent_ui.store.turns import EventLog, turn_status
 
 __all__ = [
     "DEFAULT_AGENT_ID",
@@ -126,6 +127,11 @@ class TurnSession:
     @property
     def log(self) -> EventLog:
         return self._log
+
+    @property
+    def status(self) -> str:
+        """The message status the turn is shown with (`streaming` until it ends)."""
+        return turn_status(self.view.stop_reason if self.view.done else None, self.view.error)
 
     @property
     def done(self) -> bool:
@@ -295,6 +301,9 @@ class TurnSessions:
         Raises TurnAlreadyRunning when the conversation has one running, and the store's
         NotFoundError when the conversation does not exist.
         """
+        # A browser can send a lone surrogate (JSON escapes it); it could be neither stored
+        # nor sent to a provider.
+        request = replace(request, text=scrub_surrogates(request.text))
         conversation_id = request.conversation_id
         if self.running(conversation_id) is not None or conversation_id in self._starting:
             raise TurnAlreadyRunning(

@@ -232,11 +232,13 @@ def group_header(
         phase = "summarized"
     # The live intent is shown bare (§1's streaming example); the suffix returns at settle.
     shown_suffix = "" if source == "intent" else suffix
-    full = text + shown_suffix
+    # The accessible name reads at most a window of a very long label: it is recomputed
+    # on every change while the label streams, and nobody listens to 20 KB of it.
+    full = sanitize_label((text + shown_suffix)[:TITLE_WINDOW]).title
     if source in ("count", "subagents", "questions"):
-        aria = sanitize_label(full).title
+        aria = full
     else:
-        aria = translate("group.aria", lang, label=sanitize_label(full).title, n=count)
+        aria = translate("group.aria", lang, label=full, n=count)
     return HeaderView(
         text=text,
         phase=phase,
@@ -321,6 +323,9 @@ class DisplayText:
 
 ELLIPSIS = "…"
 DEFAULT_LABEL_LIMIT = 120
+TITLE_WINDOW = 2048
+"""The most of a label that a text recomputed on every streamed change (a live card's
+tooltip, a header's accessible name) shows; the settled card's tooltip shows it all."""
 
 # C0/C1 controls (newlines and tabs included) and the Unicode line/paragraph separators
 # become spaces; bidi overrides and isolates, marks and the BOM (`INVISIBLE`) are removed

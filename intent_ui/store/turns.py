@@ -64,11 +64,13 @@ _EVENTS = TurnEventRow.__table__  # type: ignore[attr-defined]
 _TEXT_KEY = ""  # the open-row key of reply text (call ids are never empty)
 
 
-def turn_status(done: TurnDone) -> str:
-    """The message status a turn that ended with `done` is listed with."""
-    if done.error:
+def turn_status(stop_reason: str | None, error: str | None) -> str:
+    """The message status of a turn that ended so (`streaming` while it has not ended)."""
+    if stop_reason is None:
+        return "streaming"
+    if error:
         return "error"
-    if done.stop_reason in CANCELLED_STOP_REASONS:
+    if stop_reason in CANCELLED_STOP_REASONS:
         return "cancelled"
     return "complete"
 
@@ -144,7 +146,7 @@ class EventLog:
         with self._lock:
             self._summary = {
                 "content": view.text,
-                "status": turn_status(done),
+                "status": turn_status(done.stop_reason, done.error),
                 "error": done.error,
                 "stop_reason": done.stop_reason,
                 "updated_at": self._now(),

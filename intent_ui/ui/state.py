@@ -12,6 +12,7 @@ browser (guessed, or another user's) finds nothing."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
@@ -40,6 +41,8 @@ from intent_ui.ui.viewmodels import (
     build_turn_parts,
     goal_line,
 )
+
+logger = logging.getLogger(__name__)
 
 UI_KEYS = (
     "ui.send",
@@ -74,6 +77,7 @@ class ChatState(AuthState):
     renaming: str = ""
     expanded: list[str] = []
     group_open: dict[str, bool] = {}
+    _viewer: str = ""  # who opened `conversation_id` (its owner, checked when it was set)
 
     @rx.var
     def lang(self) -> str:
@@ -109,6 +113,7 @@ class ChatState(AuthState):
     def _forget_everything(self) -> None:
         """Show nothing of anyone's (a browser that is not, or no longer, signed in)."""
         self.conversations = []
+        self._viewer = ""
         self.conversation_id = ""
         self.messages = []
         self.agents = []
@@ -179,6 +184,14 @@ class ChatState(AuthState):
         found = await asyncio.to_thread(conv_store.list_conversations, host.engine, owner=user)
         self.conversations = [{"id": str(c.id), "title": c.title or "New chat"} for c in found]
 
+    def _viewed_session(self, host: Host) -> TurnSession | None:
+        """The running turn of the conversation this tab shows. Usable where no request
+        is at hand (a background task): `conversation_id` is only ever set by handlers
+        that checked its owner, and `_viewer` is that owner."""
+        if not self._viewer or not self.conversation_id:
+            return None
+        return host.sessions.running(self.conversation_id)
+
     async def _owned_session(self, host: Host) -> TurnSession | None:
         """The running turn of this tab's conversation, if the signed-in user owns it."""
         user = await self.current_user(host)
@@ -201,21 +214,23 @@ class ChatState(AuthState):
             return False
         self.conversation_id = str(found.id)
         self.stored_conversation = self.conversation_id
+        self._viewer = user
         if found.endpoint in self.endpoints:
             self.endpoint = found.endpoint
             self._sync_models(host)
             if found.model in self.models:
                 self.model = found.model
-        await self._rerender(host)
+        await self._rerender(host, user)
         return host.sessions.running(self.conversation_id) is not None
 
-    async def _rerender(self, host: Host | None = None) -> None:
+    async def _rerender(self, host: Host | None = None, user: str | None = None) -> None:
         """Rebuild the stored messages (the language or an expansion changed, or a chat
-        opened). A turn still running is left out: the live view shows it."""
+        opened). A turn still running is left out: the live view shows it. `user` is for
+        callers without a request (a background task); handlers resolve it here."""
         host = host or current_host()
         if host is None or not self.conversation_id:
             return
-        user = await self.current_user(host)
+        user = user or await self.current_user(host)
         owned = user is not None and await asyncio.to_thread(
             conv_store.get_conversation, host.engine, self.conversation_id, owner=user
         )
@@ -236,12 +251,14 @@ class ChatState(AuthState):
                     out.append(MessageVM(id=message_id, role="user", text=message.content))
                     continue
                 turn = host.turn(message_id)
+                # A turn that ended moments ago may not have its summary written yet.
+                ended = host.sessions.get(message_id)
                 out.append(
                     MessageVM(
                         id=message_id,
                         role="assistant",
-                        status=message.status,
-                        error=message.error or "",
+                        status=message.status if ended is None else ended.status,
+                        error=(message.error if ended is None else ended.view.error) or "",
                         goal=goal_line(turn),
                         parts=build_turn_parts(
                             turn,
@@ -273,8 +290,11 @@ class ChatState(AuthState):
             return None
         self.error = ""
         self.running = False
+        # Left here, not chained: a chained background `follow` starts at once, before a
+        # chained `leave` (which waits its turn in the tab's queue) would undo it.
+        (await self.get_state(LiveState))._hide()
         running = await self._open(host, user, conversation_id)
-        return [LiveState.leave, *([LiveState.follow] if running else [])]
+        return LiveState.follow if running else None
 
     @rx.event
     async def start_rename(self, conversation_id: str) -> None:
@@ -388,6 +408,7 @@ class ChatState(AuthState):
             )
             self.conversation_id = str(created.id)
             self.stored_conversation = self.conversation_id
+            self._viewer = user
             await self._refresh_conversations(host, user)
         request = TurnRequest(
             conversation_id=self.conversation_id,
@@ -404,7 +425,7 @@ class ChatState(AuthState):
             return None
         self.error = ""
         self.running = True
-        await self._rerender(host)
+        await self._rerender(host, user)
         return LiveState.follow
 
     @rx.event
@@ -423,12 +444,14 @@ class LiveState(ChatState):
     live: MessageVM = MessageVM()
     live_active: bool = False
     announcement: str = ""
-    _following: str = ""  # the message id this tab follows ("" for none)
 
     @rx.event
     def leave(self) -> None:
         """Stop showing a live turn here (the turn itself keeps running in its session)."""
-        self._following = ""
+        self._hide()
+
+    def _hide(self) -> None:
+        _FOLLOWING.pop(self.router.session.client_token, None)
         self.live = MessageVM()
         self.live_active = False
 
@@ -438,17 +461,20 @@ class LiveState(ChatState):
         host = await get_host()
         async with self:
             chat = await self.get_state(ChatState)
-            session = await chat._owned_session(host)
-            if session is None:
-                chat.running = False
-                return
-            if self._following == session.message_id:
-                return  # this tab already follows it (a second trigger after a reload)
-            self._following = session.message_id
+            session = chat._viewed_session(host)
             token = self.router.session.client_token
-            lang = chat.lang
+            if session is None:
+                # It may have ended before this event arrived: show it from the log.
+                chat.running = False
+                if chat._viewer:
+                    await chat._rerender(host, chat._viewer)
+                return
+            current = _FOLLOWING.get(token)
+            if current is not None and current.session is session:
+                return  # this tab already follows it (a second trigger after a reload)
+            follower = _FOLLOWING[token] = _Follower(self, host, session, token, chat.lang)
             chat.running = True
-        await _Follower(self, host, session, token, lang).run()
+        await follower.run()
 
 
 class _Follower:
@@ -468,9 +494,15 @@ class _Follower:
         self.coalescer = LeadingEdgeCoalescer(self.push)
 
     def following(self) -> bool:
-        return self.state._following == self.session.message_id
+        return _FOLLOWING.get(self.token) is self
 
     async def push(self) -> None:
+        try:
+            await self._push()
+        except Exception:  # one failed push must not end the live view; the next retries
+            logger.exception("Pushing the live turn %s failed", self.session.message_id)
+
+    async def _push(self) -> None:
         self.hold.now_ms = time.monotonic() * 1000
         async with self.state:
             if not self.following():
@@ -525,16 +557,21 @@ class _Follower:
             if not self.following():
                 return
             chat = await self.state.get_state(ChatState)
-            self.state._following = ""
+            del _FOLLOWING[self.token]
             self.state.live = MessageVM()
             self.state.live_active = False
             chat.running = False
             chat.error = session.view.error or ""
-            if chat.conversation_id == session.conversation_id:
-                await chat._rerender(self.host)
-            user = await chat.current_user(self.host)
-            if user is not None:
-                await chat._refresh_conversations(self.host, user)
+            if chat._viewer:
+                if chat.conversation_id == session.conversation_id:
+                    await chat._rerender(self.host, chat._viewer)
+                await chat._refresh_conversations(self.host, chat._viewer)
 
 
 _WAKE: dict[str, Any] = {}
+"""Per tab (client token): wakes the tab's follower to re-render (an expansion changed)."""
+
+_FOLLOWING: dict[str, _Follower] = {}
+"""Per tab (client token): the one follower pushing a running turn into it. Kept in the
+process, beside the sessions, rather than in the tab's state: it describes a task of this
+process, and must not depend on how the state is stored."""

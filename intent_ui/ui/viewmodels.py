@@ -14,6 +14,7 @@ from partial_json_parser import loads as partial_loads
 
 from intent_ui.core.labels import (
     FINAL_STATES,
+    TITLE_WINDOW,
     MinimumDisplay,
     card_is_live,
     sanitize_label,
@@ -21,6 +22,7 @@ from intent_ui.core.labels import (
 from intent_ui.core.turn import TextPart, ToolBlock, TurnView
 
 PREVIEW_LIMIT = 6000
+
 
 CALM_AFTER = 8
 """With more live cards than this in one group, the cards stop animating and only the
@@ -202,12 +204,13 @@ def _card(turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) ->
         return CardVM(call_id=call_id)
     is_expanded = call_id in expanded
     settled = record.state in FINAL_STATES
-    # A label still streaming changes per fragment: its full-text title waits until the
-    # intent is complete, so each update costs the capped label only.
-    shown = sanitize_label(
-        turn.card_label(call_id, lang),
-        title=settled or record.intent_complete or is_expanded,
-    )
+    label = turn.card_label(call_id, lang)
+    if not (settled or record.intent_complete or is_expanded):
+        # A label still streaming changes per fragment: its title follows only the first
+        # TITLE_WINDOW characters until the intent is complete, so one update never costs
+        # more than that however long the intent grows.
+        label = label[:TITLE_WINDOW]
+    shown = sanitize_label(label)
     return CardVM(
         call_id=call_id,
         state=record.state,

@@ -35,9 +35,15 @@ def github_mcp_block(call_log: Path | None = None) -> str:
     )
 
 
+def database_path(workdir: Path) -> Path:
+    """The SQLite file `running_app(workdir, ...)` serves; a test may write it first (an
+    existing file is migrated at start, like any upgraded install)."""
+    return workdir / "intent_ui.db"
+
+
 @contextlib.contextmanager
 def running_app(workdir: Path, config_yaml: str, *, prod: bool = False) -> Iterator[AppHarness]:
-    """Run the app with `config_yaml` and a fresh SQLite file inside `workdir`.
+    """Run the app with `config_yaml` and the SQLite file `database_path(workdir)`.
 
     `prod` serves the production build (what benchmarks should measure: the dev build
     runs React's development checks on every render)."""
@@ -46,7 +52,7 @@ def running_app(workdir: Path, config_yaml: str, *, prod: bool = False) -> Itera
     config_path.write_text(config_yaml)
     saved = {k: os.environ.get(k) for k in ("INTENT_UI_CONFIG", "DB_URL")}
     os.environ["INTENT_UI_CONFIG"] = str(config_path)
-    os.environ["DB_URL"] = f"sqlite:///{workdir / 'intent_ui.db'}"
+    os.environ["DB_URL"] = f"sqlite:///{database_path(workdir)}"
     try:
         harness_cls = AppHarnessProd if prod else AppHarness
         with harness_cls.create(root=ROOT, app_name="intent_ui") as harness:

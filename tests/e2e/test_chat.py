@@ -17,7 +17,14 @@ from playwright.sync_api import Browser, Page, expect
 from reflex.testing import AppHarness
 
 from tests.e2e.harness import LOOPBACK_ACTIONS, github_mcp_block, running_app
-from tests.e2e.scenario import Scenario, calls_script, openai_config, start_server
+from tests.e2e.scenario import (
+    Scenario,
+    calls_script,
+    openai_config,
+    reply,
+    send,
+    start_server,
+)
 from tests.support.sse_server import ReplayServer
 
 pytestmark = pytest.mark.e2e
@@ -50,13 +57,6 @@ def app(
     config = openai_config(server) + github_mcp_block(call_log) + LOOPBACK_ACTIONS
     with running_app(tmp_path_factory.mktemp("chat"), config) as harness:
         yield harness
-
-
-def send(page: Page, app: AppHarness, text: str) -> None:
-    assert app.frontend_url is not None
-    page.goto(app.frontend_url)
-    page.get_by_test_id("chat-input").fill(text)
-    page.get_by_test_id("send-button").click()
 
 
 def search(call_id: str, intent: str, query: str) -> tuple[str, str, dict[str, str]]:
@@ -190,6 +190,26 @@ def test_markup_in_an_intent_renders_as_text(
     expect(label).to_have_text(intent)
     expect(label.locator("img")).to_have_count(0)
     assert dialogs == []
+
+
+def test_a_reply_image_is_never_loaded_and_links_show_their_target(
+    app: AppHarness, page: Page, scenario: Scenario, server: ReplayServer
+) -> None:
+    leak = f"{server.base_url}/pixel.png?secret=the-users-data"
+    scenario.first = reply(
+        f"Here you go ![tracking pixel]({leak}) and [the docs](https://docs.example.org/oauth)."
+    )
+    before = len(server.requests)
+    send(page, app, "Show me the docs")
+    image = page.get_by_test_id("reply-image")
+    expect(image).to_contain_text("tracking pixel")
+    expect(image).to_contain_text(leak)
+    message = page.get_by_test_id("assistant-message").last
+    expect(message.locator("img")).to_have_count(0)
+    link = message.get_by_role("link", name="the docs")
+    expect(link).to_have_attribute("href", "https://docs.example.org/oauth")
+    expect(message).to_contain_text("https://docs.example.org/oauth")
+    assert [r.path for r in server.requests[before:] if "pixel" in r.path] == []
 
 
 def test_reduced_motion_removes_the_shimmer(

@@ -1,6 +1,6 @@
 """Two users in two browser contexts: neither sees, opens, renames or deletes the other's
 conversation or agent, also when the browser sends the raw Reflex event with the other's
-id; memories stay apart; `run_turn` cannot be started around `send`.
+id; memories stay apart; a turn starts only through `send`.
 
 Raw events: Reflex's client calls `window.__reflex_otel.onEventSend(event)` (its tracing
 hook) just before it emits an event on the websocket. An init script installs that hook
@@ -298,7 +298,7 @@ def test_memories_belong_to_the_user_who_made_them(
         assert pool.submit(asyncio.run, memory.get_all(frank_id)).result() == {}
 
 
-def test_run_turn_cannot_be_started_around_send(
+def test_a_turn_starts_only_through_send(
     header_app: AppHarness, browser: Browser, contexts: list[Any]
 ) -> None:
     url = header_app.frontend_url
@@ -307,8 +307,9 @@ def test_run_turn_cannot_be_started_around_send(
     expect(gina.get_by_test_id("signed-in-as")).to_have_text("gina", timeout=FIRST_LOAD_MS)
     ask(gina, "list the files")
     wait_for_reply(gina, 1)
-    live = f"{LiveState.get_full_name()}.run_turn"
-    send_raw(gina, "conversation-title", ".select_chat", live, text="list the files")
+    # The live view's own event only follows a running turn; sent raw, it starts nothing.
+    live = f"{LiveState.get_full_name()}.follow"
+    send_raw(gina, "conversation-title", ".select_chat", live)
     ask(gina, "list the files again")
     wait_for_reply(gina, 2)
     gina.reload()

@@ -2,9 +2,9 @@
 
 Tools: `search_code` (deterministic fake hits), `create_issue` (has a BUSINESS parameter
 named `intent` that must reach it untouched), `crash` (kills the process mid-call) and
-`slow` (sleeps). When `MCP_CALL_LOG` names a file, every call's arguments are appended
-to it as one JSON line `{"tool": ..., "args": {...}}`, so tests can see exactly what the
-server received.
+`slow` (sleeps, or waits for a file the test creates). When `MCP_CALL_LOG` names a file,
+every call's arguments are appended to it as one JSON line `{"tool": ..., "args": {...}}`,
+so tests can see exactly what the server received.
 """
 
 from __future__ import annotations
@@ -49,10 +49,15 @@ def crash(reason: str) -> str:
 
 
 @server.tool()
-async def slow(seconds: float) -> str:
-    """Wait, then answer."""
-    _record("slow", {"seconds": seconds})
-    await asyncio.sleep(seconds)
+async def slow(seconds: float, until: str = "") -> str:
+    """Wait, then answer. Given `until` (a file path), answer as soon as that file exists,
+    waiting `seconds` at most: a test holds the call running until it creates the file."""
+    _record("slow", {"seconds": seconds, **({"until": until} if until else {})})
+    if not until:
+        await asyncio.sleep(seconds)
+    deadline = asyncio.get_running_loop().time() + seconds
+    while until and not os.path.exists(until) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)
     return f"waited {seconds} s"
 
 

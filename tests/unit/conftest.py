@@ -1,17 +1,30 @@
-"""Shared fixtures: the intent capture test server, built as FastMCP and as a low-level Server."""
+"""Shared fixtures: a migrated database per test, and the intent capture test server built
+as FastMCP and as a low-level Server."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from mcp.server.fastmcp import FastMCP
 from mcp.server.lowlevel import Server
+from sqlalchemy import Engine
 
 from intent_ui.capture import CallEvent
 from intent_ui.capture.options import CONFIG_ENV, SWITCH_ENV
+from intent_ui.store.db import dispose_engines
 from tests.support.capture_servers import SERVER_KINDS, ServerKind, build_server
+from tests.unit._store_helpers import migrated_engine
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
+    """A fresh, fully migrated SQLite database in the test's folder (not `DB_URL`'s)."""
+    monkeypatch.delenv("DB_URL", raising=False)
+    yield migrated_engine(tmp_path)
+    dispose_engines()
 
 
 class RecordingSink:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,18 +10,9 @@ from sqlalchemy import Engine
 
 from intent_ui.config import AuthConfig
 from intent_ui.store import users
-from intent_ui.store.db import dispose_engines
 from intent_ui.ui.auth import read_session, sign_session
-from tests.unit._store_helpers import migrated_engine
 
 AUTH = AuthConfig(mode="password", secret="a" * 40)
-
-
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    monkeypatch.delenv("DB_URL", raising=False)
-    yield migrated_engine(tmp_path)
-    dispose_engines()
 
 
 def host(engine: Engine) -> Any:

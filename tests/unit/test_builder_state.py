@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,6 @@ from intent_ui.config import AppConfig
 from intent_ui.core.builder import BuilderTool
 from intent_ui.core.tokens import ToolTokenCost
 from intent_ui.store import agents as agent_store
-from intent_ui.store.db import dispose_engines, init_db
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.ui import builder_state
 from intent_ui.ui.builder_state import AgentsState, GroupVM, build_view
@@ -197,13 +195,6 @@ def test_the_view_speaks_the_readers_language() -> None:
 
 
 # --- the state ------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    monkeypatch.delenv("DB_URL", raising=False)
-    yield init_db(f"sqlite:///{tmp_path / 'builder.db'}")
-    dispose_engines()
 
 
 def make_host(

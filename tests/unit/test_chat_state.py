@@ -3,7 +3,6 @@ chosen endpoint's models, and the agents the user may see."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,18 +11,9 @@ from sqlalchemy import Engine
 
 from intent_ui.config import AppConfig
 from intent_ui.store import agents as agent_store
-from intent_ui.store.db import dispose_engines
 from intent_ui.ui import state as chat_module
 from intent_ui.ui.host import Host
 from intent_ui.ui.state import ChatState
-from tests.unit._store_helpers import migrated_engine
-
-
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    monkeypatch.delenv("DB_URL", raising=False)
-    yield migrated_engine(tmp_path)
-    dispose_engines()
 
 
 @pytest.fixture

@@ -260,3 +260,21 @@ def test_a_terminal_that_cannot_show_unicode_still_gets_the_whole_turn(
     lines = done.stdout.splitlines()
     assert "  ? Found 4 matches for OAuth" in lines  # the ✓ it cannot encode is replaced
     assert lines[-1].startswith("I found 4 matches for OAuth")
+
+
+def test_json_lines_stay_short_while_a_very_long_intent_streams() -> None:
+    from intent_ui.agent.cli import event_record
+    from intent_ui.core.events import ArgsDelta, CallStarted
+    from intent_ui.core.turn import TurnView
+
+    view = TurnView()
+    view.apply(CallStarted(1, "c", "read_file", 0, label_bearing=True))
+    sizes = []
+    text = '{"intent": "' + "Reading carefully " * 1_200
+    for seq, char in enumerate(text, start=2):
+        event = ArgsDelta(seq, "c", char)
+        view.apply(event)
+        sizes.append(len(json.dumps(event_record(view, event))))
+    assert max(sizes) < 600  # before: each line carried the whole intent so far (20 KB)
+    last = event_record(view, event)
+    assert last["label"].startswith("Reading carefully") and last["label"].endswith("…")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -32,19 +32,10 @@ from intent_ui.core.events import (
 )
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv
-from intent_ui.store.db import dispose_engines
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import EventLog, load_events
-from tests.unit._store_helpers import migrated_engine
 
 ARGS = '{"intent": "Searching for OAuth", "query": "oauth"}'
-
-
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    monkeypatch.delenv("DB_URL", raising=False)
-    yield migrated_engine(tmp_path)
-    dispose_engines()
 
 
 @pytest.fixture
@@ -268,3 +259,16 @@ def test_the_log_writer_merges_nothing_across_a_state_change(engine: Engine) -> 
         (2, "CallStarted"),
         (3, "TextDelta"),
     ]
+
+
+async def test_a_lone_surrogate_in_the_message_is_replaced_before_anything_stores_it(
+    engine: Engine, chat_id: str
+) -> None:
+    runtime = ScriptedRuntime()
+    session = await _sessions(engine, runtime).start(
+        TurnRequest(chat_id, "broken \ud800 text", "demo", "demo")
+    )
+    assert runtime.calls[0]["user_message"] == "broken \ufffd text"
+    runtime.runs[0].emit(TurnDone, "end_turn")
+    await session.wait()
+    assert conv.messages(engine, chat_id)[0].content == "broken \ufffd text"

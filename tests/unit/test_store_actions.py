@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 from sqlalchemy import Engine, inspect
 
 from intent_ui.store import actions as store
-from intent_ui.store.db import dispose_engines, init_db
-
-
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    monkeypatch.delenv("DB_URL", raising=False)
-    yield init_db(f"sqlite:///{tmp_path / 'store.db'}")
-    dispose_engines()
 
 
 def save(

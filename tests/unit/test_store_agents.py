@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from copy import deepcopy
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,18 +10,9 @@ from sqlalchemy import Engine, update
 
 from intent_ui.store import agents
 from intent_ui.store import conversations as conv
-from intent_ui.store.db import dispose_engines
 from intent_ui.store.models import LOCAL_USER_ID, Agent
-from tests.unit._store_helpers import migrated_engine
 
 OWNER = LOCAL_USER_ID
-
-
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    monkeypatch.delenv("DB_URL", raising=False)
-    yield migrated_engine(tmp_path)
-    dispose_engines()
 
 
 def _agent(engine: Engine, **overrides: Any) -> Agent:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from itertools import count
-from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, func, select
@@ -18,18 +16,11 @@ from intent_ui.core.events import (
     TurnDone,
 )
 from intent_ui.store import conversations as conv
-from intent_ui.store.db import NotFoundError, dispose_engines
+from intent_ui.store.db import NotFoundError
 from intent_ui.store.models import LOCAL_USER_ID, Clock, Message, TurnEventRow
-from tests.unit._store_helpers import migrated_engine, record_turn
+from tests.unit._store_helpers import record_turn
 
 OWNER = LOCAL_USER_ID
-
-
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    monkeypatch.delenv("DB_URL", raising=False)
-    yield migrated_engine(tmp_path)
-    dispose_engines()
 
 
 @pytest.fixture

@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from sqlalchemy import Engine
 
 from intent_ui.agent.tools.memory import MemoryStore
 from intent_ui.store.db import dispose_engines, init_db
 from intent_ui.store.memory import DbMemoryStore
-from tests.unit._store_helpers import migrated_engine
 
 OWNER = "alice"
-
-
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    monkeypatch.delenv("DB_URL", raising=False)
-    yield migrated_engine(tmp_path)
-    dispose_engines()
 
 
 def test_satisfies_the_memory_store_protocol(engine: Engine) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,11 +28,11 @@ from intent_ui.core.events import (
 )
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv
-from intent_ui.store.db import StoreError, dispose_engines, init_db
+from intent_ui.store.db import StoreError, init_db
 from intent_ui.store.models import LOCAL_USER_ID, Message, TurnEventRow
 from intent_ui.store.turns import EventLog, load_events, mark_interrupted
 from tests.support.legacy_db import write_legacy_database
-from tests.unit._store_helpers import migrated_engine, record_turn, turn_session
+from tests.unit._store_helpers import record_turn, turn_session
 
 SEARCH_ARGS = '{"intent": "Searching for OAuth", "query": "oauth"}'
 READ_ARGS = '{"intent": "Reading the config file", "path": "conf/app.yaml"}'
@@ -64,13 +63,6 @@ STREAM: list[TurnEvent] = [
     TextDelta(19, "Done."),
     TurnDone(20, "end_turn"),
 ]
-
-
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    monkeypatch.delenv("DB_URL", raising=False)
-    yield migrated_engine(tmp_path)
-    dispose_engines()
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ migration that gave every older row to the local user."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,6 @@ from intent_ui.store import conversations as conv
 from intent_ui.store.db import dispose_engines, init_db, migration_config
 from intent_ui.store.memory import DbMemoryStore
 from intent_ui.store.models import LOCAL_USER_ID
-from tests.unit._store_helpers import migrated_engine
-
-
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    monkeypatch.delenv("DB_URL", raising=False)
-    yield migrated_engine(tmp_path)
-    dispose_engines()
 
 
 def test_a_fresh_database_has_the_local_user(engine: Engine) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from intent_ui.ui.components.markdown import reply_markdown
 from intent_ui.ui.components.tool_call import tool_part
 from intent_ui.ui.pages.login import account, auth_note
 from intent_ui.ui.state import ChatState, LiveState
@@ -129,7 +130,7 @@ def topbar() -> rx.Component:
 def _part(part: PartVM) -> rx.Component:
     return rx.cond(
         part.kind == "text",
-        rx.markdown(part.text, use_raw=False, class_name="iu-md"),
+        reply_markdown(part.text),
         tool_part(part.group, ChatState.toggle_group, ChatState.toggle_card, ChatState.t),
     )
 
@@ -151,7 +152,11 @@ def _assistant(message: MessageVM) -> rx.Component:
             message.error != "", rx.el.div(message.error, class_name="iu-error-note", role="alert")
         ),
         class_name="iu-assistant",
-        custom_attrs={"data-testid": "assistant-message", "data-status": message.status},
+        custom_attrs={
+            "data-testid": "assistant-message",
+            "data-status": message.status,
+            "data-message-id": message.id,
+        },
     )
 
 
