@@ -24,16 +24,25 @@ from intent_ui.agent.session import (
     TurnRequest,
     TurnSession,
 )
+from intent_ui.core.display import DEFAULT_DENSITY, DENSITIES
 from intent_ui.core.events import CallSettled, CallStarted, TurnDone
 from intent_ui.core.labels import sanitize_label
 from intent_ui.core.locale import SUPPORTED_LANGUAGES, negotiate_language, translate
 from intent_ui.store import agents as agent_store
 from intent_ui.store import conversations as conv_store
+from intent_ui.store import users as user_store
 from intent_ui.store.db import StoreError
 from intent_ui.ui.auth import AuthState
 from intent_ui.ui.coalescer import LeadingEdgeCoalescer
 from intent_ui.ui.host import Host, current_host, get_host
-from intent_ui.ui.viewmodels import CardCache, HeaderHold, MessageVM, build_turn_parts
+from intent_ui.ui.viewmodels import (
+    CardCache,
+    HeaderHold,
+    MessageVM,
+    build_turn_parts,
+    compact_key,
+    has_timeline,
+)
 
 UI_KEYS = (
     "ui.send",
@@ -46,6 +55,11 @@ UI_KEYS = (
     "ui.delete",
     "ui.language",
     "ui.agents",
+    "ui.density",
+    "ui.density_full",
+    "ui.density_intents",
+    "ui.density_header",
+    "ui.timeline",
 )
 
 
@@ -67,6 +81,7 @@ class ChatState(AuthState):
     renaming: str = ""
     expanded: list[str] = []
     group_open: dict[str, bool] = {}
+    density: str = DEFAULT_DENSITY  # the signed-in user's, loaded with the page
 
     @rx.var
     def lang(self) -> str:
@@ -135,6 +150,7 @@ class ChatState(AuthState):
         ]
         if self.agent_id not in {a["id"] for a in self.agents}:
             self.agent_id = DEFAULT_AGENT_ID
+        self.density = user_store.user_density(host.engine, user)
 
     def _sync_models(self, host: Host) -> None:
         endpoint = next((e for e in host.config.endpoints if e.name == self.endpoint), None)
@@ -155,6 +171,19 @@ class ChatState(AuthState):
         # `models` is the chosen endpoint's list, computed on the server.
         if value in self.models:
             self.model = value
+
+    @rx.event
+    async def set_density(self, value: str) -> None:
+        """Show the chat at another density and remember it for this user. Only the
+        rendering changes: every view model already carries what each density shows."""
+        if value not in DENSITIES:
+            return  # only the three densities the picker offers
+        host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return
+        self.density = value
+        await asyncio.to_thread(user_store.set_density, host.engine, user, value)
 
     @rx.event
     async def set_agent(self, value: str) -> None:
@@ -235,6 +264,7 @@ class ChatState(AuthState):
                         role="assistant",
                         status=message.status,
                         error=message.error or "",
+                        timeline=has_timeline(turn),
                         parts=build_turn_parts(
                             turn,
                             message_id=message_id,
@@ -336,7 +366,19 @@ class ChatState(AuthState):
         await self._rerender_live_or_history()
 
     @rx.event
+    async def open_card(self, call_id: str, group_key: str) -> None:
+        """Open a call's card and its group (a timeline mark was chosen); never closes."""
+        if call_id not in self.expanded:
+            self.expanded = [*self.expanded, call_id]
+        self.group_open = {**self.group_open, group_key: True, compact_key(group_key): True}
+        await self._rerender_live_or_history()
+
+    @rx.event
     async def toggle_group(self, key: str, currently_open: bool) -> None:
+        if self.density == "intents":
+            return  # groups stay open at this density
+        if self.density == "header":
+            key = compact_key(key)
         self.group_open = {**self.group_open, key: not currently_open}
         await self._rerender_live_or_history()
 
@@ -478,7 +520,11 @@ class _Follower:
                 cache=self.cards,
             )
             self.state.live = MessageVM(
-                id=self.session.message_id, role="assistant", status="streaming", parts=parts
+                id=self.session.message_id,
+                role="assistant",
+                status="streaming",
+                timeline=has_timeline(self.session.view),
+                parts=parts,
             )
             self.state.live_active = True
             if self.spoken != self.state.announcement:

@@ -12,13 +12,17 @@ from dataclasses import dataclass, field
 
 from partial_json_parser import loads as partial_loads
 
+from intent_ui.core.display import Span, format_elapsed, wall_time
 from intent_ui.core.labels import (
     FINAL_STATES,
     MinimumDisplay,
+    Sibling,
     card_is_live,
+    has_label_text,
     sanitize_label,
+    sibling_suffixes,
 )
-from intent_ui.core.turn import TextPart, ToolBlock, TurnView
+from intent_ui.core.turn import CallRecord, TextPart, ToolBlock, TurnView
 
 PREVIEW_LIMIT = 6000
 
@@ -27,6 +31,15 @@ CALM_AFTER = 8
 header shimmers: dozens of sweeping highlights are noise to a reader, and in a browser
 without GPU compositing they cost more than the label updates themselves (measured:
 tab busy 10.6 s of a 12 s stream at 32 calls with every card animated, 5.2 s without)."""
+
+
+TIMELINE_AFTER = 3
+"""A turn with more calls than this gets a compact timeline of marks, one per call."""
+
+
+def compact_key(group_key: str) -> str:
+    """The key of a group's open state in the header-only density."""
+    return f"{group_key}:compact"
 
 
 @dataclass
@@ -40,6 +53,12 @@ class CardVM:
     expanded: bool = False
     args_preview: str = ""
     result: str = ""
+    # Elapsed time: the browser counts up from `started_at` (ms epoch, "" when unknown)
+    # while `ticking`; a settled call shows `elapsed`, fixed here.
+    started_at: str = ""
+    settled_at: str = ""
+    elapsed: str = ""
+    ticking: bool = False
 
 
 @dataclass
@@ -56,6 +75,14 @@ class GroupVM:
     phase: str = "in_flight"
     open: bool = True
     calm: bool = False  # many live cards: only the header shimmers (see CALM_AFTER)
+    # The header-only density keeps its own open state: a group there stays its header
+    # line until opened there, whatever it was in the full view.
+    compact_key: str = ""
+    compact_open: bool = False
+    started_at: str = ""  # the group's wall time, like a card's (see CardVM)
+    settled_at: str = ""
+    elapsed: str = ""
+    ticking: bool = False
     cards: list[CardVM] = field(default_factory=list)
 
 
@@ -73,6 +100,7 @@ class MessageVM:
     text: str = ""
     status: str = "complete"
     error: str = ""
+    timeline: bool = False  # more than TIMELINE_AFTER calls: the turn gets a timeline
     parts: list[PartVM] = field(default_factory=list)
 
 
@@ -106,17 +134,29 @@ class CardCache:
     re-sanitises only the labels that changed, not every card whose arguments grew."""
 
     def __init__(self) -> None:
-        self._cards: dict[str, tuple[object, str, bool, CardVM]] = {}
+        self._cards: dict[str, tuple[object, tuple[str, bool, str], CardVM]] = {}
 
-    def card(self, turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) -> CardVM:
+    def card(
+        self,
+        turn: TurnView,
+        call_id: str,
+        lang: str,
+        expanded: Collection[str],
+        suffix: str = "",
+    ) -> CardVM:
         record = turn.call(call_id)
         is_expanded = call_id in expanded
-        key: object = record if is_expanded or record is None else record.view()
+        key: object = (
+            record
+            if is_expanded or record is None
+            else (record.view(), record.started_at, record.settled_at)
+        )
+        inputs = (lang, is_expanded, suffix)
         cached = self._cards.get(call_id)
-        if cached is not None and cached[1:3] == (lang, is_expanded) and cached[0] == key:
-            return cached[3]
-        card = _card(turn, call_id, lang, expanded)
-        self._cards[call_id] = (key, lang, is_expanded, card)
+        if cached is not None and cached[1] == inputs and cached[0] == key:
+            return cached[2]
+        card = _card(turn, call_id, lang, expanded, suffix)
+        self._cards[call_id] = (key, inputs, card)
         return card
 
 
@@ -153,6 +193,11 @@ def build_turn_parts(
     return parts
 
 
+def has_timeline(turn: TurnView) -> bool:
+    """Whether the turn shows its call timeline (more than TIMELINE_AFTER calls)."""
+    return len(turn.calls()) > TIMELINE_AFTER
+
+
 def _group(
     turn: TurnView,
     part: ToolBlock,
@@ -164,14 +209,25 @@ def _group(
     cache: CardCache | None,
 ) -> GroupVM:
     key = f"{message_id}:{part.block}"
+    suffixes = _sibling_suffixes(turn, part.call_ids, lang)
     if cache is None:
-        cards = [_card(turn, call_id, lang, expanded) for call_id in part.call_ids]
+        cards = [
+            _card(turn, call_id, lang, expanded, suffix)
+            for call_id, suffix in zip(part.call_ids, suffixes, strict=True)
+        ]
     else:
-        cards = [cache.card(turn, call_id, lang, expanded) for call_id in part.call_ids]
+        cards = [
+            cache.card(turn, call_id, lang, expanded, suffix)
+            for call_id, suffix in zip(part.call_ids, suffixes, strict=True)
+        ]
     header = turn.block_header(part.block, lang)
     shown = sanitize_label(header.text, title=not header.live)
     text = header_hold(key, shown.text) if header_hold else shown.text
     is_open = (group_open or {}).get(key, not header.collapse)
+    records = [r for call_id in part.call_ids if (r := turn.call(call_id)) is not None]
+    wall = wall_time(
+        Span(r.started_at, r.settled_at if r.state in FINAL_STATES else 0.0) for r in records
+    )
     return GroupVM(
         key=key,
         single=len(cards) < 2,
@@ -185,11 +241,73 @@ def _group(
         phase=header.phase,
         open=is_open,
         calm=sum(card.live for card in cards) > CALM_AFTER,
+        compact_key=compact_key(key),
+        compact_open=(group_open or {}).get(compact_key(key), False),
+        **_timing(wall, any(r.state not in FINAL_STATES for r in records)),
         cards=cards,
     )
 
 
-def _card(turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) -> CardVM:
+def _timing(span: Span, running: bool) -> dict[str, str | bool]:
+    """The elapsed-time fields of a card or group view model (none without timestamps)."""
+    if span.start <= 0 or (not running and span.end <= 0):
+        return {}
+    if running:
+        return {"started_at": _ms(span.start), "ticking": True}
+    return {
+        "started_at": _ms(span.start),
+        "settled_at": _ms(span.end),
+        "elapsed": format_elapsed((span.end - span.start) * 1000),
+    }
+
+
+def _ms(seconds: float) -> str:
+    return str(round(seconds * 1000))
+
+
+def _sibling_suffixes(turn: TurnView, call_ids: tuple[str, ...], lang: str) -> list[str]:
+    """Disambiguating suffixes for sibling cards with identical intent labels. Arguments
+    are parsed only for such cards, and only once complete, so a push costs nothing more
+    unless two labels collide."""
+    records = [turn.call(call_id) for call_id in call_ids]
+    labels = [
+        turn.card_label(r.call_id, lang) if r is not None and _from_intent(r) else ""
+        for r in records
+    ]
+    counts: dict[str, int] = {}
+    for label in labels:
+        if label:
+            counts[label] = counts.get(label, 0) + 1
+    if not any(n > 1 for n in counts.values()):
+        return [""] * len(call_ids)
+    siblings = [
+        Sibling(
+            label=label,
+            from_intent=bool(label),
+            arguments=_parsed(turn, r) if r is not None and counts.get(label, 0) > 1 else None,
+        )
+        for r, label in zip(records, labels, strict=True)
+    ]
+    return sibling_suffixes(siblings, lang)
+
+
+def _from_intent(record: CallRecord) -> bool:
+    return record.label_bearing and has_label_text(record.intent)
+
+
+def _parsed(turn: TurnView, record: CallRecord) -> dict[str, object] | None:
+    if not record.args_complete:
+        return None
+    try:
+        value = json.loads(turn.arguments(record.call_id))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _card(
+    turn: TurnView, call_id: str, lang: str, expanded: Collection[str], suffix: str = ""
+) -> CardVM:
     record = turn.call(call_id)
     view = turn.call_view(call_id)
     if record is None or view is None:
@@ -202,17 +320,20 @@ def _card(turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) ->
         turn.card_label(call_id, lang),
         title=settled or record.intent_complete or is_expanded,
     )
+    # A disambiguated card keeps its suffix visible: it is added after the cap.
+    title = shown.title + suffix if shown.truncated and shown.title else ""
     return CardVM(
         call_id=call_id,
         state=record.state,
-        label=shown.text,
-        title=shown.title if shown.truncated else "",
+        label=shown.text + suffix,
+        title=title,
         live=card_is_live(view),
         # A new key when the call settles remounts the label, so the crossfade plays once.
         label_key=f"{call_id}:{'settled' if settled else 'live'}",
         expanded=is_expanded,
         args_preview=pretty_arguments(turn.arguments(call_id)) if is_expanded else "",
         result=_bounded(record.error or record.output) if is_expanded and settled else "",
+        **_timing(Span(record.started_at, record.settled_at), not settled),
     )
 
 
