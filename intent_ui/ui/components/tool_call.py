@@ -108,10 +108,12 @@ def call_card(
 ) -> rx.Component:
     """One call. Full and header-only: a one-line button; expanding shows arguments and
     result. Intents: the line alone, no previews."""
+
     def line() -> list[rx.Component]:
         return _line(
             state, label, title, live, label_key, started_at, settled_at, elapsed_text, ticking
         )
+
     return rx.el.div(
         rx.cond(
             density == "intents",
