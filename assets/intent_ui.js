@@ -56,10 +56,12 @@
     }
   }
   setInterval(tick, 100);
-  new MutationObserver(function (records) {
-    for (var i = 0; i < records.length; i++) {
-      if (records[i].addedNodes.length) { tick(); return; }
-    }
+  // A new running time shows at once rather than at the next interval (once per frame).
+  var tickQueued = false;
+  new MutationObserver(function () {
+    if (tickQueued) return;
+    tickQueued = true;
+    requestAnimationFrame(function () { tickQueued = false; tick(); });
   }).observe(document.documentElement, { childList: true, subtree: true });
 
   // A timeline mark opens its card on the server; once the card is on the page (its
@@ -76,6 +78,7 @@
       var head = card && card.querySelector(".iu-card-head");
       var opened = head && (head.tagName !== "BUTTON" || head.getAttribute("aria-expanded") === "true");
       if (card && (opened || frames > 60)) {
+        pinned = false;  // the reader chose this card: stop following the bottom
         card.scrollIntoView({ block: "center" });
         if (head && head.tagName === "BUTTON") head.focus({ preventScroll: true });
         return;

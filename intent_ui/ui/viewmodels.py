@@ -266,28 +266,30 @@ def _ms(seconds: float) -> str:
 
 
 def _sibling_suffixes(turn: TurnView, call_ids: tuple[str, ...], lang: str) -> list[str]:
-    """Disambiguating suffixes for sibling cards with identical intent labels. Arguments
-    are parsed only for such cards, and only once complete, so a push costs nothing more
-    unless two labels collide."""
+    """Disambiguating suffixes for sibling cards with identical intents. Labels are
+    resolved and arguments parsed only for calls sharing an intent text, and arguments
+    only once complete, so a push costs a dictionary pass unless two intents collide."""
     records = [turn.call(call_id) for call_id in call_ids]
-    labels = [
-        turn.card_label(r.call_id, lang) if r is not None and _from_intent(r) else ""
-        for r in records
-    ]
-    counts: dict[str, int] = {}
-    for label in labels:
-        if label:
-            counts[label] = counts.get(label, 0) + 1
-    if not any(n > 1 for n in counts.values()):
+    by_intent: dict[str, int] = {}
+    for record in records:
+        if record is not None and record.label_bearing and record.intent:
+            by_intent[record.intent] = by_intent.get(record.intent, 0) + 1
+    if not any(n > 1 for n in by_intent.values()):
         return [""] * len(call_ids)
-    siblings = [
-        Sibling(
-            label=label,
-            from_intent=bool(label),
-            arguments=_parsed(turn, r) if r is not None and counts.get(label, 0) > 1 else None,
+    siblings = []
+    for record in records:
+        shared = (
+            record is not None
+            and by_intent.get(record.intent or "", 0) > 1
+            and _from_intent(record)
         )
-        for r, label in zip(records, labels, strict=True)
-    ]
+        siblings.append(
+            Sibling(
+                label=turn.card_label(record.call_id, lang) if shared and record else "",
+                from_intent=shared,
+                arguments=_parsed(turn, record) if shared and record else None,
+            )
+        )
     return sibling_suffixes(siblings, lang)
 
 
