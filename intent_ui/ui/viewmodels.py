@@ -135,6 +135,8 @@ class CardCache:
 
     def __init__(self) -> None:
         self._cards: dict[str, tuple[object, tuple[str, bool, str], CardVM]] = {}
+        # Final arguments parsed for sibling checks: they never change once complete.
+        self.parsed: dict[str, dict[str, object] | None] = {}
 
     def card(
         self,
@@ -209,7 +211,7 @@ def _group(
     cache: CardCache | None,
 ) -> GroupVM:
     key = f"{message_id}:{part.block}"
-    suffixes = _sibling_suffixes(turn, part.call_ids, lang)
+    suffixes = _sibling_suffixes(turn, part.call_ids, lang, cache)
     if cache is None:
         cards = [
             _card(turn, call_id, lang, expanded, suffix)
@@ -265,46 +267,56 @@ def _ms(seconds: float) -> str:
     return str(round(seconds * 1000))
 
 
-def _sibling_suffixes(turn: TurnView, call_ids: tuple[str, ...], lang: str) -> list[str]:
+def _sibling_suffixes(
+    turn: TurnView, call_ids: tuple[str, ...], lang: str, cache: CardCache | None
+) -> list[str]:
     """Disambiguating suffixes for sibling cards with identical intents. Labels are
-    resolved and arguments parsed only for calls sharing an intent text, and arguments
-    only once complete, so a push costs a dictionary pass unless two intents collide."""
+    resolved and arguments parsed only for calls whose arguments are final and whose
+    intents are the same text, so a push while intents stream costs one pass over the
+    block's records."""
     records = [turn.call(call_id) for call_id in call_ids]
     by_intent: dict[str, int] = {}
     for record in records:
-        if record is not None and record.label_bearing and record.intent:
-            by_intent[record.intent] = by_intent.get(record.intent, 0) + 1
+        if record is not None and _may_collide(record):
+            by_intent[record.intent or ""] = by_intent.get(record.intent or "", 0) + 1
     if not any(n > 1 for n in by_intent.values()):
         return [""] * len(call_ids)
     siblings = []
     for record in records:
         shared = (
             record is not None
+            and _may_collide(record)
             and by_intent.get(record.intent or "", 0) > 1
-            and _from_intent(record)
+            and has_label_text(record.intent)
         )
         siblings.append(
             Sibling(
                 label=turn.card_label(record.call_id, lang) if shared and record else "",
                 from_intent=shared,
-                arguments=_parsed(turn, record) if shared and record else None,
+                arguments=_parsed(turn, record, cache) if shared and record else None,
             )
         )
     return sibling_suffixes(siblings, lang)
 
 
-def _from_intent(record: CallRecord) -> bool:
-    return record.label_bearing and has_label_text(record.intent)
+def _may_collide(record: CallRecord) -> bool:
+    """Only a call with an intent and final arguments can be told apart by them."""
+    return record.label_bearing and record.args_complete and bool(record.intent)
 
 
-def _parsed(turn: TurnView, record: CallRecord) -> dict[str, object] | None:
-    if not record.args_complete:
-        return None
+def _parsed(
+    turn: TurnView, record: CallRecord, cache: CardCache | None
+) -> dict[str, object] | None:
+    if cache is not None and record.call_id in cache.parsed:
+        return cache.parsed[record.call_id]
     try:
         value = json.loads(turn.arguments(record.call_id))
     except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+        value = None
+    parsed = value if isinstance(value, dict) else None
+    if cache is not None:
+        cache.parsed[record.call_id] = parsed
+    return parsed
 
 
 def _card(
