@@ -60,12 +60,8 @@ def _line(
     title: rx.Var[str],
     live: rx.Var[bool],
     label_key: rx.Var[str],
-    started_at: rx.Var[str],
-    settled_at: rx.Var[str],
-    elapsed_text: rx.Var[str],
-    ticking: rx.Var[bool],
 ) -> list[rx.Component]:
-    """The one line every density shows: state glyph, label, running time."""
+    """The line every density shows: state glyph and label."""
     return [
         rx.el.span(
             rx.match(
@@ -83,7 +79,6 @@ def _line(
             class_name=rx.cond(live, "iu-label iu-live", "iu-label iu-settled-label"),
             custom_attrs={"data-testid": "tool-call-label"},
         ),
-        elapsed("call-elapsed", started_at, settled_at, elapsed_text, ticking),
     ]
 
 
@@ -107,29 +102,31 @@ def call_card(
     result_heading: rx.Var[str],
 ) -> rx.Component:
     """One call. Full and header-only: a one-line button; expanding shows arguments and
-    result. Intents: the line alone, no previews."""
-
-    def line() -> list[rx.Component]:
-        return _line(
-            state, label, title, live, label_key, started_at, settled_at, elapsed_text, ticking
-        )
-
+    result. Intents: the line alone, no previews. The running time sits beside the line,
+    outside the button, so the button's name does not change every tenth of a second."""
     return rx.el.div(
-        rx.cond(
-            density == "intents",
-            rx.el.div(*line(), class_name="iu-card-head iu-card-line"),
-            rx.el.button(
-                *line(),
-                rx.el.span(
-                    rx.icon("chevron-down", size=14),
-                    class_name="iu-chevron",
-                    custom_attrs={"data-open": expanded.to_string(), "aria-hidden": "true"},
+        rx.el.div(
+            rx.cond(
+                density == "intents",
+                rx.el.div(
+                    *_line(state, label, title, live, label_key),
+                    class_name="iu-card-head iu-card-line",
                 ),
-                type="button",
-                class_name="iu-card-head",
-                on_click=ChatState.toggle_card(call_id),
-                custom_attrs={"aria-expanded": expanded.to_string()},
+                rx.el.button(
+                    *_line(state, label, title, live, label_key),
+                    rx.el.span(
+                        rx.icon("chevron-down", size=14),
+                        class_name="iu-chevron",
+                        custom_attrs={"data-open": expanded.to_string(), "aria-hidden": "true"},
+                    ),
+                    type="button",
+                    class_name="iu-card-head",
+                    on_click=ChatState.toggle_card(call_id),
+                    custom_attrs={"aria-expanded": expanded.to_string()},
+                ),
             ),
+            elapsed("call-elapsed", started_at, settled_at, elapsed_text, ticking),
+            class_name="iu-row",
         ),
         rx.cond(
             expanded & (density != "intents"),
@@ -181,40 +178,12 @@ def tool_group(group: GroupVM, labels: rx.Var, density: rx.Var) -> rx.Component:
     keeps every group open; header-only shows the header line until it is opened there."""
     is_open = rx.match(density, ("intents", True), ("header", group.compact_open), group.open)
     return rx.el.div(
-        rx.el.button(
-            rx.el.span(
-                rx.match(
-                    group.glyph,
-                    *((glyph, rx.icon(name, size=14)) for glyph, name in GLYPHS.items()),
-                    rx.icon("wrench", size=14),
-                ),
-                class_name=rx.cond(group.live, "iu-icon iu-pulse", "iu-icon"),
-                custom_attrs={"aria-hidden": "true"},
-            ),
-            rx.el.span(
-                group.header,
-                key=group.header_key,
-                title=rx.cond(group.header_title != "", group.header_title, group.header),
-                class_name=rx.cond(group.live, "iu-label iu-live", "iu-label iu-settled-label"),
-                custom_attrs={"data-testid": "tool-group-label"},
-            ),
-            rx.cond(group.suffix != "", rx.el.span(group.suffix, class_name="iu-suffix")),
+        rx.el.div(
+            _group_head(group, is_open),
             elapsed(
                 "group-elapsed", group.started_at, group.settled_at, group.elapsed, group.ticking
             ),
-            rx.el.span(
-                rx.icon("chevron-down", size=14),
-                class_name="iu-chevron",
-                custom_attrs={"data-open": is_open.to_string(), "aria-hidden": "true"},
-            ),
-            type="button",
-            class_name="iu-group-head",
-            on_click=ChatState.toggle_group(group.key, is_open),
-            custom_attrs={
-                "data-testid": "tool-group-header",
-                "aria-expanded": is_open.to_string(),
-                "aria-label": group.aria_label,
-            },
+            class_name="iu-row",
         ),
         rx.cond(
             is_open,
@@ -228,6 +197,42 @@ def tool_group(group: GroupVM, labels: rx.Var, density: rx.Var) -> rx.Component:
             "data-testid": "tool-group",
             "data-phase": group.phase,
             "data-calm": group.calm.to_string(),
+        },
+    )
+
+
+def _group_head(group: GroupVM, is_open: rx.Var) -> rx.Component:
+    """The header button: glyph, the live or settled header, the server, the chevron."""
+    return rx.el.button(
+        rx.el.span(
+            rx.match(
+                group.glyph,
+                *((glyph, rx.icon(name, size=14)) for glyph, name in GLYPHS.items()),
+                rx.icon("wrench", size=14),
+            ),
+            class_name=rx.cond(group.live, "iu-icon iu-pulse", "iu-icon"),
+            custom_attrs={"aria-hidden": "true"},
+        ),
+        rx.el.span(
+            group.header,
+            key=group.header_key,
+            title=rx.cond(group.header_title != "", group.header_title, group.header),
+            class_name=rx.cond(group.live, "iu-label iu-live", "iu-label iu-settled-label"),
+            custom_attrs={"data-testid": "tool-group-label"},
+        ),
+        rx.cond(group.suffix != "", rx.el.span(group.suffix, class_name="iu-suffix")),
+        rx.el.span(
+            rx.icon("chevron-down", size=14),
+            class_name="iu-chevron",
+            custom_attrs={"data-open": is_open.to_string(), "aria-hidden": "true"},
+        ),
+        type="button",
+        class_name="iu-group-head",
+        on_click=ChatState.toggle_group(group.key, is_open),
+        custom_attrs={
+            "data-testid": "tool-group-header",
+            "aria-expanded": is_open.to_string(),
+            "aria-label": group.aria_label,
         },
     )
 
