@@ -317,12 +317,14 @@ def test_identical_sibling_intents_are_told_apart_by_their_arguments(
         )
         expect(page.get_by_test_id("tool-call-label")).to_have_text(expected)
         expect(page.get_by_test_id("tool-group-label")).to_have_text(same)
+        message_id = page.get_by_test_id("assistant-message").last.get_attribute("data-message-id")
+        assert message_id
     finally:
         release.set()
     message = page.get_by_test_id("assistant-message").last
     expect(message).to_contain_text("Both searches are done.")
-    message_id = message.get_attribute("data-message-id")
-    assert message_id
+    # The same turn, the same id: live, settled, and after a reload.
+    expect(message).to_have_attribute("data-message-id", message_id)
     page.reload()
     expect(page.get_by_test_id("tool-call-label")).to_have_text(expected)
     expect(page.get_by_test_id("tool-group-label")).to_have_text(same)
