@@ -46,7 +46,8 @@
     return Math.floor(seconds / 3600) + "h " + two(Math.floor((seconds % 3600) / 60)) + "m";
   }
   function tick() {
-    var now = Date.now();
+    // Timestamps come from the server's clock; the page learns the offset on load.
+    var now = Date.now() + (window.iuClockOffset || 0);
     var running = document.querySelectorAll("[data-started-at]:not([data-settled-at])");
     for (var i = 0; i < running.length; i++) {
       var started = Number(running[i].getAttribute("data-started-at"));

@@ -107,7 +107,10 @@ class ChatState(AuthState):
         await asyncio.to_thread(self._load_pickers, host, user)
         await self._refresh_conversations(host, user)
         events: list[Any] = [
-            rx.call_script("navigator.language || ''", callback=ChatState.set_browser_lang)
+            rx.call_script("navigator.language || ''", callback=ChatState.set_browser_lang),
+            # Running times are stamped by the server's clock and counted by the
+            # browser's: tell the browser how far apart they are.
+            rx.call_script(f"window.iuClockOffset = {round(time.time() * 1000)} - Date.now()"),
         ]
         wanted = self.conversation_id or self.stored_conversation
         if wanted and await self._open(host, user, wanted):

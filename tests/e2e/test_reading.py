@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 from reflex.testing import AppHarness
 
 from intent_ui.core.display import format_elapsed
@@ -331,3 +331,26 @@ def test_identical_sibling_intents_are_told_apart_by_their_arguments(
     expect(page.get_by_test_id("assistant-message").last).to_have_attribute(
         "data-message-id", message_id
     )
+
+
+def test_a_browser_clock_set_an_hour_ahead_still_counts_from_the_start(
+    app: AppHarness, browser: Browser, scenario: Scenario
+) -> None:
+    context = browser.new_context()
+    context.add_init_script("Date.now = (real => () => real() + 3_600_000)(Date.now);")
+    page = context.new_page()
+    release = threading.Event()
+    scenario.first = calls_script(
+        [search("call_skew", "Searching with a skewed clock", "skew")],
+        hold_when='"Searching with',
+        release=release,
+    )
+    try:
+        send(page, app, "Search with a skewed clock")
+        ticking = page.locator(
+            '[data-call-id="call_skew"] [data-testid="call-elapsed"]:not([data-settled-at])'
+        )
+        expect(ticking).to_have_text(re.compile(r"^\d+\.\ds$"), timeout=FIRST_LOAD_MS)
+    finally:
+        release.set()
+        context.close()
