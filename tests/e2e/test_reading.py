@@ -195,7 +195,9 @@ def test_running_times_tick_while_in_flight_and_freeze_once_settled(
     frozen = [fixed_duration(settled.nth(i)) for i in range(4)]
     group_frozen = fixed_duration(page.get_by_test_id("group-elapsed"))
 
-    # A second turn held mid-stream: its call counts up in the browser...
+    # A second turn held mid-stream: its call counts up in the browser, also for a
+    # reader who asked for reduced motion (a clock is information, not animation)...
+    page.emulate_media(reduced_motion="reduce")
     release = threading.Event()
     scenario.first = calls_script(
         [search("call_live", "Searching for slow things", "slow")],
