@@ -58,6 +58,7 @@ UI_KEYS = (
     "ui.delete",
     "ui.language",
     "ui.agents",
+    "ui.intents",
     "ui.density",
     "ui.density_full",
     "ui.density_intents",

@@ -82,6 +82,12 @@ def sidebar() -> rx.Component:
             rx.foreach(ChatState.conversations, _conversation_row), class_name="iu-conv-list"
         ),
         rx.el.a(ChatState.t["ui.agents"], href="/agents", class_name="iu-btn"),
+        rx.el.a(
+            ChatState.t["ui.intents"],
+            href="/intents",
+            class_name="iu-btn",
+            custom_attrs={"data-testid": "intents-link"},
+        ),
         class_name="iu-sidebar",
     )
 
