@@ -4,7 +4,9 @@
 
 Starts the real app (AppHarness) against a loopback OpenAI-shaped stream and the test
 MCP server `github`, pauses the stream while the second intent is typing (streaming
-shot), then lets it finish (settled shot). Writes docs/streaming.png and docs/settled.png.
+shot), then lets it finish (settled shot). Then a turn of four calls, two of them with the
+same intent, at each display density. Writes docs/streaming.png, docs/settled.png and
+docs/density-full.png, docs/density-intents.png, docs/density-header.png.
 """
 
 from __future__ import annotations
@@ -68,9 +70,49 @@ def main() -> None:
         expect(page.get_by_test_id("assistant-message").last).to_contain_text("src/auth.py")
         page.wait_for_timeout(600)  # let the settle crossfade finish before the shot
         page.screenshot(path=str(OUT / "settled.png"))
+
+        scenario.first = calls_script(
+            [
+                ("call_c", "search_code", {"intent": SAME, "query": "oauth"}),
+                ("call_d", "search_code", {"intent": SAME, "query": "mcp"}),
+                (
+                    "call_e",
+                    "search_code",
+                    {"intent": "Searching for token refresh", "query": "refresh"},
+                ),
+                (
+                    "call_f",
+                    "search_code",
+                    {"intent": "Searching for session expiry", "query": "expiry"},
+                ),
+            ],
+            delay_s=0.0,
+        )
+        scenario.followup = reply(
+            "OAuth lives in `src/auth.py`, MCP in `src/server.py`; tokens refresh in "
+            "`src/tokens.py` and sessions expire in `src/session.py`."
+        )
+        page.get_by_test_id("new-chat").click()
+        page.get_by_test_id("chat-input").fill("Where are OAuth, MCP, token refresh and expiry?")
+        page.get_by_test_id("send-button").click()
+        expect(page.get_by_test_id("assistant-message").last).to_contain_text("src/session.py")
+        expect(page.get_by_test_id("timeline-mark")).to_have_count(4)
+        written = [OUT / "streaming.png", OUT / "settled.png"]
+        for density in ("full", "intents", "header"):
+            page.get_by_test_id("density-select").select_option(density)
+            expect(page.get_by_test_id("assistant-message").last).to_have_attribute(
+                "data-density", density
+            )
+            page.wait_for_timeout(600)  # let the settle crossfade finish before the shot
+            written.append(OUT / f"density-{density}.png")
+            page.screenshot(path=str(written[-1]))
+        page.get_by_test_id("density-select").select_option("full")
         browser.close()
     server.stop()
-    print(f"wrote {OUT / 'streaming.png'} and {OUT / 'settled.png'}")
+    print("wrote " + ", ".join(str(path) for path in written))
+
+
+SAME = "Searching the codebase"
 
 
 if __name__ == "__main__":

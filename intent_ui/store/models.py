@@ -27,6 +27,7 @@ from typing import Any
 from sqlalchemy import Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from intent_ui.core.display import DEFAULT_DENSITY
 from intent_ui.store.capture_events import CaptureEvent
 
 __all__ = [
@@ -84,6 +85,8 @@ class User(SQLModel, table=True):
     # NULL for users who never sign in with a password (the local and header users).
     password_hash: str | None = Field(default=None, sa_type=Text, nullable=True)
     created_at: float
+    # The chat's display density (`intent_ui.core.display`), remembered per user.
+    density: str = Field(default=DEFAULT_DENSITY, sa_column_kwargs={"server_default": "full"})
 
 
 # Owners are not foreign keys: a user row is never deleted by the app, and the owner

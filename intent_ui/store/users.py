@@ -20,6 +20,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
+from intent_ui.core.display import DEFAULT_DENSITY, Density, parse_density
 from intent_ui.store.db import open_session
 from intent_ui.store.models import LOCAL_USER_ID, Clock, User
 
@@ -33,7 +34,9 @@ __all__ = [
     "ensure_user",
     "get_user",
     "list_users",
+    "set_density",
     "set_password",
+    "user_density",
 ]
 
 MAX_USER_NAME_CHARS = 200
@@ -131,6 +134,30 @@ def set_password(engine: Engine, name: str, password: str) -> User | None:
         session.add(user)
         session.commit()
         return user
+
+
+def user_density(engine: Engine, user_id: str) -> Density:
+    """The user's display density; the default for an unknown user or a stored value this
+    version does not know."""
+    user = get_user(engine, user_id)
+    try:
+        return parse_density(user.density if user is not None else DEFAULT_DENSITY)
+    except ValueError:
+        return DEFAULT_DENSITY
+
+
+def set_density(engine: Engine, user_id: str, density: str) -> bool:
+    """Remember the user's display density; False when there is no such user. An unknown
+    density raises `ValueError` naming the accepted values."""
+    value = parse_density(density)
+    with open_session(engine) as session:
+        user = session.get(User, user_id)
+        if user is None:
+            return False
+        user.density = value
+        session.add(user)
+        session.commit()
+        return True
 
 
 def authenticate(engine: Engine, name: str, password: str) -> User | None:

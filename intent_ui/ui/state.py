@@ -25,11 +25,13 @@ from intent_ui.agent.session import (
     TurnRequest,
     TurnSession,
 )
+from intent_ui.core.display import DEFAULT_DENSITY, DENSITIES
 from intent_ui.core.events import CallSettled, CallStarted, TurnDone
 from intent_ui.core.labels import sanitize_label
 from intent_ui.core.locale import SUPPORTED_LANGUAGES, negotiate_language, translate
 from intent_ui.store import agents as agent_store
 from intent_ui.store import conversations as conv_store
+from intent_ui.store import users as user_store
 from intent_ui.store.db import StoreError
 from intent_ui.ui.auth import AuthState
 from intent_ui.ui.coalescer import LeadingEdgeCoalescer
@@ -39,7 +41,9 @@ from intent_ui.ui.viewmodels import (
     HeaderHold,
     MessageVM,
     build_turn_parts,
+    compact_key,
     goal_line,
+    has_timeline,
 )
 
 logger = logging.getLogger(__name__)
@@ -56,6 +60,12 @@ UI_KEYS = (
     "ui.language",
     "ui.agents",
     "ui.goal",
+    "ui.intents",
+    "ui.density",
+    "ui.density_full",
+    "ui.density_intents",
+    "ui.density_header",
+    "ui.timeline",
 )
 
 
@@ -78,6 +88,7 @@ class ChatState(AuthState):
     expanded: list[str] = []
     group_open: dict[str, bool] = {}
     _viewer: str = ""  # who opened `conversation_id` (its owner, checked when it was set)
+    density: str = DEFAULT_DENSITY  # the signed-in user's, loaded with the page
 
     @rx.var
     def lang(self) -> str:
@@ -103,7 +114,10 @@ class ChatState(AuthState):
         await asyncio.to_thread(self._load_pickers, host, user)
         await self._refresh_conversations(host, user)
         events: list[Any] = [
-            rx.call_script("navigator.language || ''", callback=ChatState.set_browser_lang)
+            rx.call_script("navigator.language || ''", callback=ChatState.set_browser_lang),
+            # Running times are stamped by the server's clock and counted by the
+            # browser's: tell the browser how far apart they are.
+            rx.call_script(f"window.iuClockOffset = {round(time.time() * 1000)} - Date.now()"),
         ]
         wanted = self.conversation_id or self.stored_conversation
         if wanted and await self._open(host, user, wanted):
@@ -147,6 +161,7 @@ class ChatState(AuthState):
         ]
         if self.agent_id not in {a["id"] for a in self.agents}:
             self.agent_id = DEFAULT_AGENT_ID
+        self.density = user_store.user_density(host.engine, user)
 
     def _sync_models(self, host: Host) -> None:
         endpoint = next((e for e in host.config.endpoints if e.name == self.endpoint), None)
@@ -167,6 +182,19 @@ class ChatState(AuthState):
         # `models` is the chosen endpoint's list, computed on the server.
         if value in self.models:
             self.model = value
+
+    @rx.event
+    async def set_density(self, value: str) -> None:
+        """Show the chat at another density and remember it for this user. Only the
+        rendering changes: every view model already carries what each density shows."""
+        if value not in DENSITIES:
+            return  # only the three densities the picker offers
+        host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return
+        self.density = value
+        await asyncio.to_thread(user_store.set_density, host.engine, user, value)
 
     @rx.event
     async def set_agent(self, value: str) -> None:
@@ -260,6 +288,7 @@ class ChatState(AuthState):
                         status=message.status if ended is None else ended.status,
                         error=(message.error if ended is None else ended.view.error) or "",
                         goal=goal_line(turn),
+                        timeline=has_timeline(turn),
                         parts=build_turn_parts(
                             turn,
                             message_id=message_id,
@@ -364,7 +393,19 @@ class ChatState(AuthState):
         await self._rerender_live_or_history()
 
     @rx.event
+    async def open_card(self, call_id: str, group_key: str) -> None:
+        """Open a call's card and its group (a timeline mark was chosen); never closes."""
+        if call_id not in self.expanded:
+            self.expanded = [*self.expanded, call_id]
+        self.group_open = {**self.group_open, group_key: True, compact_key(group_key): True}
+        await self._rerender_live_or_history()
+
+    @rx.event
     async def toggle_group(self, key: str, currently_open: bool) -> None:
+        if self.density == "intents":
+            return  # groups stay open at this density
+        if self.density == "header":
+            key = compact_key(key)
         self.group_open = {**self.group_open, key: not currently_open}
         await self._rerender_live_or_history()
 
@@ -522,6 +563,7 @@ class _Follower:
                 role="assistant",
                 status="streaming",
                 goal=goal_line(self.session.view),
+                timeline=has_timeline(self.session.view),
                 parts=parts,
             )
             self.state.live_active = True

@@ -12,14 +12,18 @@ from dataclasses import dataclass, field
 
 from partial_json_parser import loads as partial_loads
 
+from intent_ui.core.display import Span, format_elapsed, wall_time
 from intent_ui.core.labels import (
     FINAL_STATES,
     TITLE_WINDOW,
     MinimumDisplay,
+    Sibling,
     card_is_live,
+    has_label_text,
     sanitize_label,
+    sibling_suffixes,
 )
-from intent_ui.core.turn import TextPart, ToolBlock, TurnView
+from intent_ui.core.turn import CallRecord, TextPart, ToolBlock, TurnView
 
 PREVIEW_LIMIT = 6000
 
@@ -29,6 +33,15 @@ CALM_AFTER = 8
 header shimmers: dozens of sweeping highlights are noise to a reader, and in a browser
 without GPU compositing they cost more than the label updates themselves (measured:
 tab busy 10.6 s of a 12 s stream at 32 calls with every card animated, 5.2 s without)."""
+
+
+TIMELINE_AFTER = 3
+"""A turn with more calls than this gets a compact timeline of marks, one per call."""
+
+
+def compact_key(group_key: str) -> str:
+    """The key of a group's open state in the header-only density."""
+    return f"{group_key}:compact"
 
 
 @dataclass
@@ -42,6 +55,12 @@ class CardVM:
     expanded: bool = False
     args_preview: str = ""
     result: str = ""
+    # Elapsed time: the browser counts up from `started_at` (ms epoch, "" when unknown)
+    # while `ticking`; a settled call shows `elapsed`, fixed here.
+    started_at: str = ""
+    settled_at: str = ""
+    elapsed: str = ""
+    ticking: bool = False
 
 
 @dataclass
@@ -58,6 +77,14 @@ class GroupVM:
     phase: str = "in_flight"
     open: bool = True
     calm: bool = False  # many live cards: only the header shimmers (see CALM_AFTER)
+    # The header-only density keeps its own open state: a group there stays its header
+    # line until opened there, whatever it was in the full view.
+    compact_key: str = ""
+    compact_open: bool = False
+    started_at: str = ""  # the group's wall time, like a card's (see CardVM)
+    settled_at: str = ""
+    elapsed: str = ""
+    ticking: bool = False
     cards: list[CardVM] = field(default_factory=list)
 
 
@@ -76,6 +103,7 @@ class MessageVM:
     status: str = "complete"
     error: str = ""
     goal: str = ""  # the turn's goal line: the chosen goal's label ("" without goals)
+    timeline: bool = False  # more than TIMELINE_AFTER calls: the turn gets a timeline
     parts: list[PartVM] = field(default_factory=list)
 
 
@@ -114,17 +142,31 @@ class CardCache:
     re-sanitises only the labels that changed, not every card whose arguments grew."""
 
     def __init__(self) -> None:
-        self._cards: dict[str, tuple[object, str, bool, CardVM]] = {}
+        self._cards: dict[str, tuple[object, tuple[str, bool, str], CardVM]] = {}
+        # Final arguments parsed for sibling checks: they never change once complete.
+        self.parsed: dict[str, dict[str, object] | None] = {}
 
-    def card(self, turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) -> CardVM:
+    def card(
+        self,
+        turn: TurnView,
+        call_id: str,
+        lang: str,
+        expanded: Collection[str],
+        suffix: str = "",
+    ) -> CardVM:
         record = turn.call(call_id)
         is_expanded = call_id in expanded
-        key: object = record if is_expanded or record is None else record.view()
+        key: object = (
+            record
+            if is_expanded or record is None
+            else (record.view(), record.started_at, record.settled_at)
+        )
+        inputs = (lang, is_expanded, suffix)
         cached = self._cards.get(call_id)
-        if cached is not None and cached[1:3] == (lang, is_expanded) and cached[0] == key:
-            return cached[3]
-        card = _card(turn, call_id, lang, expanded)
-        self._cards[call_id] = (key, lang, is_expanded, card)
+        if cached is not None and cached[1] == inputs and cached[0] == key:
+            return cached[2]
+        card = _card(turn, call_id, lang, expanded, suffix)
+        self._cards[call_id] = (key, inputs, card)
         return card
 
 
@@ -161,6 +203,11 @@ def build_turn_parts(
     return parts
 
 
+def has_timeline(turn: TurnView) -> bool:
+    """Whether the turn shows its call timeline (more than TIMELINE_AFTER calls)."""
+    return len(turn.calls()) > TIMELINE_AFTER
+
+
 def _group(
     turn: TurnView,
     part: ToolBlock,
@@ -172,14 +219,25 @@ def _group(
     cache: CardCache | None,
 ) -> GroupVM:
     key = f"{message_id}:{part.block}"
+    suffixes = _sibling_suffixes(turn, part.call_ids, lang, cache)
     if cache is None:
-        cards = [_card(turn, call_id, lang, expanded) for call_id in part.call_ids]
+        cards = [
+            _card(turn, call_id, lang, expanded, suffix)
+            for call_id, suffix in zip(part.call_ids, suffixes, strict=True)
+        ]
     else:
-        cards = [cache.card(turn, call_id, lang, expanded) for call_id in part.call_ids]
+        cards = [
+            cache.card(turn, call_id, lang, expanded, suffix)
+            for call_id, suffix in zip(part.call_ids, suffixes, strict=True)
+        ]
     header = turn.block_header(part.block, lang)
     shown = sanitize_label(header.text, title=not header.live)
     text = header_hold(key, shown.text) if header_hold else shown.text
     is_open = (group_open or {}).get(key, not header.collapse)
+    records = [r for call_id in part.call_ids if (r := turn.call(call_id)) is not None]
+    wall = wall_time(
+        Span(r.started_at, r.settled_at if r.state in FINAL_STATES else 0.0) for r in records
+    )
     return GroupVM(
         key=key,
         single=len(cards) < 2,
@@ -193,11 +251,85 @@ def _group(
         phase=header.phase,
         open=is_open,
         calm=sum(card.live for card in cards) > CALM_AFTER,
+        compact_key=compact_key(key),
+        compact_open=(group_open or {}).get(compact_key(key), False),
+        **_timing(wall, any(r.state not in FINAL_STATES for r in records)),
         cards=cards,
     )
 
 
-def _card(turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) -> CardVM:
+def _timing(span: Span, running: bool) -> dict[str, str | bool]:
+    """The elapsed-time fields of a card or group view model (none without timestamps)."""
+    if span.start <= 0 or (not running and span.end <= 0):
+        return {}
+    if running:
+        return {"started_at": _ms(span.start), "ticking": True}
+    return {
+        "started_at": _ms(span.start),
+        "settled_at": _ms(span.end),
+        "elapsed": format_elapsed((span.end - span.start) * 1000),
+    }
+
+
+def _ms(seconds: float) -> str:
+    return str(round(seconds * 1000))
+
+
+def _sibling_suffixes(
+    turn: TurnView, call_ids: tuple[str, ...], lang: str, cache: CardCache | None
+) -> list[str]:
+    """Disambiguating suffixes for sibling cards with identical intents. Labels are
+    resolved and arguments parsed only for calls whose arguments are final and whose
+    intents are the same text, so a push while intents stream costs one pass over the
+    block's records."""
+    records = [turn.call(call_id) for call_id in call_ids]
+    by_intent: dict[str, int] = {}
+    for record in records:
+        if record is not None and _may_collide(record):
+            by_intent[record.intent or ""] = by_intent.get(record.intent or "", 0) + 1
+    if not any(n > 1 for n in by_intent.values()):
+        return [""] * len(call_ids)
+    siblings = []
+    for record in records:
+        shared = (
+            record is not None
+            and _may_collide(record)
+            and by_intent.get(record.intent or "", 0) > 1
+            and has_label_text(record.intent)
+        )
+        siblings.append(
+            Sibling(
+                label=turn.card_label(record.call_id, lang) if shared and record else "",
+                from_intent=shared,
+                arguments=_parsed(turn, record, cache) if shared and record else None,
+            )
+        )
+    return sibling_suffixes(siblings, lang)
+
+
+def _may_collide(record: CallRecord) -> bool:
+    """Only a call with an intent and final arguments can be told apart by them."""
+    return record.label_bearing and record.args_complete and bool(record.intent)
+
+
+def _parsed(
+    turn: TurnView, record: CallRecord, cache: CardCache | None
+) -> dict[str, object] | None:
+    if cache is not None and record.call_id in cache.parsed:
+        return cache.parsed[record.call_id]
+    try:
+        value = json.loads(turn.arguments(record.call_id))
+    except ValueError:
+        value = None
+    parsed = value if isinstance(value, dict) else None
+    if cache is not None:
+        cache.parsed[record.call_id] = parsed
+    return parsed
+
+
+def _card(
+    turn: TurnView, call_id: str, lang: str, expanded: Collection[str], suffix: str = ""
+) -> CardVM:
     record = turn.call(call_id)
     view = turn.call_view(call_id)
     if record is None or view is None:
@@ -211,17 +343,20 @@ def _card(turn: TurnView, call_id: str, lang: str, expanded: Collection[str]) ->
         # more than that however long the intent grows.
         label = label[:TITLE_WINDOW]
     shown = sanitize_label(label)
+    # A disambiguated card keeps its suffix visible: it is added after the cap.
+    title = shown.title + suffix if shown.truncated and shown.title else ""
     return CardVM(
         call_id=call_id,
         state=record.state,
-        label=shown.text,
-        title=shown.title if shown.truncated else "",
+        label=shown.text + suffix,
+        title=title,
         live=card_is_live(view),
         # A new key when the call settles remounts the label, so the crossfade plays once.
         label_key=f"{call_id}:{'settled' if settled else 'live'}",
         expanded=is_expanded,
         args_preview=pretty_arguments(turn.arguments(call_id)) if is_expanded else "",
         result=_bounded(record.error or record.output) if is_expanded and settled else "",
+        **_timing(Span(record.started_at, record.settled_at), not settled),
     )
 
 

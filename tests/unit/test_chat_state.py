@@ -11,9 +11,11 @@ from sqlalchemy import Engine
 
 from intent_ui.config import AppConfig
 from intent_ui.store import agents as agent_store
+from intent_ui.store import users as user_store
 from intent_ui.ui import state as chat_module
 from intent_ui.ui.host import Host
 from intent_ui.ui.state import ChatState
+from intent_ui.ui.viewmodels import compact_key
 
 
 @pytest.fixture
@@ -66,3 +68,47 @@ async def test_set_agent_accepts_only_agents_the_user_may_see(
     assert state.agent_id == "default"
     await ChatState.set_agent.fn(state, shared.id)
     assert state.agent_id == shared.id
+
+
+@pytest.fixture
+def alice(state: ChatState, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A signed-in user with a row (the density is stored on it)."""
+    user = user_store.ensure_user(engine, "alice")
+
+    async def current_user(self: Any, host: Host) -> str:
+        return user.id
+
+    monkeypatch.setattr(ChatState, "current_user", current_user)
+    return user.id
+
+
+async def test_set_density_accepts_the_three_densities_and_remembers_them(
+    state: ChatState, engine: Engine, alice: str
+) -> None:
+    await ChatState.set_density.fn(state, "intents")
+    assert state.density == "intents"
+    assert user_store.user_density(engine, alice) == "intents"
+    await ChatState.set_density.fn(state, "tiny")
+    assert state.density == "intents"
+    assert user_store.user_density(engine, alice) == "intents"
+    fresh = ChatState()  # type: ignore[call-arg]
+    fresh._load_pickers(await chat_module.get_host(), alice)
+    assert fresh.density == "intents"
+
+
+async def test_groups_toggle_per_density(state: ChatState, alice: str) -> None:
+    await ChatState.toggle_group.fn(state, "m:0", True)
+    assert state.group_open == {"m:0": False}
+    await ChatState.set_density.fn(state, "header")
+    await ChatState.toggle_group.fn(state, "m:0", False)
+    assert state.group_open == {"m:0": False, compact_key("m:0"): True}
+    await ChatState.set_density.fn(state, "intents")
+    await ChatState.toggle_group.fn(state, "m:0", True)  # groups stay open there
+    assert state.group_open == {"m:0": False, compact_key("m:0"): True}
+
+
+async def test_open_card_opens_the_card_and_its_group_and_never_closes(state: ChatState) -> None:
+    for _ in range(2):
+        await ChatState.open_card.fn(state, "call_1", "m:0")
+        assert state.expanded == ["call_1"]
+        assert state.group_open == {"m:0": True, compact_key("m:0"): True}

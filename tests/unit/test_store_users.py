@@ -157,3 +157,23 @@ def test_downgrade_keeps_the_local_users_rows_and_upgrades_again(tmp_path: Path)
         assert asyncio.run(DbMemoryStore(engine).get_all(LOCAL_USER_ID)) == {"tone": "brief"}
     finally:
         dispose_engines()
+
+
+def test_a_user_starts_at_the_full_density_and_keeps_the_one_chosen(engine: Engine) -> None:
+    alice = users.ensure_user(engine, "alice")
+    assert users.user_density(engine, alice.id) == "full"
+    assert users.set_density(engine, alice.id, "header")
+    assert users.user_density(engine, alice.id) == "header"
+    assert users.user_density(engine, LOCAL_USER_ID) == "full"  # per user
+
+
+def test_an_unknown_density_is_refused_and_nothing_changes(engine: Engine) -> None:
+    users.set_density(engine, LOCAL_USER_ID, "intents")
+    with pytest.raises(ValueError, match="use one of full, intents, header"):
+        users.set_density(engine, LOCAL_USER_ID, "tiny")
+    assert users.user_density(engine, LOCAL_USER_ID) == "intents"
+
+
+def test_the_density_of_an_unknown_user_is_the_default(engine: Engine) -> None:
+    assert not users.set_density(engine, "nobody", "header")
+    assert users.user_density(engine, "nobody") == "full"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from intent_ui.core.events import (
     ArgsComplete,
     ArgsDelta,
@@ -13,7 +15,15 @@ from intent_ui.core.events import (
     TextDelta,
 )
 from intent_ui.core.turn import TurnView
-from intent_ui.ui.viewmodels import HeaderHold, build_turn_parts, goal_line, pretty_arguments
+from intent_ui.ui.viewmodels import (
+    CardCache,
+    HeaderHold,
+    build_turn_parts,
+    compact_key,
+    goal_line,
+    has_timeline,
+    pretty_arguments,
+)
 
 
 def two_calls() -> TurnView:
@@ -98,3 +108,117 @@ def test_the_goal_line_is_the_chosen_goals_label_and_empty_without_one() -> None
     assert goal_line(TurnView()) == ""
     chosen = TurnView.replay([GoalSelected(1, "research", "Find things in the code")])
     assert goal_line(chosen) == "Find things in the code"
+
+
+def timed_pair() -> TurnView:
+    """Two calls started at 100.0 s and 100.5 s; `a` settles at 101.25 s."""
+    turn = TurnView()
+    a = json.dumps({"intent": "Searching", "query": "a"})
+    for event in [
+        CallStarted(1, "a", "search_code", 0, None, True, at=100.0),
+        ArgsComplete(2, "a", a),
+        CallStarted(3, "b", "search_code", 0, None, True, at=100.5),
+        CallSettled(4, "a", "settled", output="1 match", at=101.25),
+    ]:
+        turn.apply(event)
+    return turn
+
+
+def test_a_running_call_ticks_from_its_start_and_a_settled_one_shows_its_duration() -> None:
+    group = build_turn_parts(timed_pair(), message_id="m", lang="en")[0].group
+    settled, running = group.cards
+    assert (settled.started_at, settled.settled_at) == ("100000", "101250")
+    assert settled.elapsed == "1.2s" and not settled.ticking
+    assert (running.started_at, running.settled_at, running.elapsed) == ("100500", "", "")
+    assert running.ticking
+
+
+def test_a_group_ticks_while_any_call_runs_then_shows_its_wall_time() -> None:
+    turn = timed_pair()
+    group = build_turn_parts(turn, message_id="m", lang="en")[0].group
+    assert (group.started_at, group.ticking, group.elapsed) == ("100000", True, "")
+    turn.apply(CallSettled(5, "b", "settled", output="2 matches", at=104.5))
+    group = build_turn_parts(turn, message_id="m", lang="en")[0].group
+    assert (group.started_at, group.settled_at) == ("100000", "104500")
+    assert (group.elapsed, group.ticking) == ("4.5s", False)
+
+
+def test_calls_without_timestamps_show_no_time() -> None:
+    group = build_turn_parts(two_calls(), message_id="m", lang="en")[1].group
+    assert all(c.started_at == "" and not c.ticking for c in group.cards)
+    assert group.started_at == "" and not group.ticking
+
+
+def test_the_settled_time_reaches_a_cached_card() -> None:
+    turn = timed_pair()
+    cache = CardCache()
+    build_turn_parts(turn, message_id="m", lang="en", cache=cache)
+    turn.apply(CallSettled(5, "b", "settled", output="2 matches", at=102.0))
+    card = build_turn_parts(turn, message_id="m", lang="en", cache=cache)[0].group.cards[1]
+    assert (card.elapsed, card.ticking) == ("1.5s", False)
+
+
+def identical_pair(complete_b: bool = True) -> TurnView:
+    turn = TurnView()
+    same = "Searching the codebase"
+    a = json.dumps({"intent": same, "query": "oauth"})
+    b = json.dumps({"intent": same, "query": "mcp"})
+    events = [
+        CallStarted(1, "a", "search_code", 0, "github", True),
+        ArgsDelta(2, "a", a),
+        ArgsComplete(3, "a", a),
+        CallStarted(4, "b", "search_code", 0, "github", True),
+        ArgsDelta(5, "b", b),
+    ]
+    if complete_b:
+        events.append(ArgsComplete(6, "b", b))
+    for event in events:
+        turn.apply(event)
+    return turn
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_identical_sibling_intents_are_disambiguated_but_the_header_is_not(cached: bool) -> None:
+    cache = CardCache() if cached else None
+    turn = identical_pair(complete_b=False)
+    group = build_turn_parts(turn, message_id="m", lang="en", cache=cache)[0].group
+    # b's arguments are not final yet: no suffix for either until they are.
+    assert [c.label for c in group.cards] == ["Searching the codebase"] * 2
+    turn.apply(
+        ArgsComplete(6, "b", json.dumps({"intent": "Searching the codebase", "query": "mcp"}))
+    )
+    group = build_turn_parts(turn, message_id="m", lang="en", cache=cache)[0].group
+    assert [c.label for c in group.cards] == [
+        'Searching the codebase · "oauth"',
+        'Searching the codebase · "mcp"',
+    ]
+    assert group.header == "Searching the codebase"
+
+
+def test_a_truncated_disambiguated_label_keeps_its_suffix_in_view() -> None:
+    turn = TurnView()
+    same = "Searching " + "deeply " * 30
+    for i, query in enumerate(["oauth", "mcp"]):
+        args = json.dumps({"intent": same, "query": query})
+        turn.apply(CallStarted(3 * i + 1, query, "search_code", 0, None, True))
+        turn.apply(ArgsDelta(3 * i + 2, query, args))
+        turn.apply(ArgsComplete(3 * i + 3, query, args))
+    cards = build_turn_parts(turn, message_id="m", lang="en")[0].group.cards
+    assert cards[0].label.endswith('… · "oauth"')
+    assert cards[0].title == same.strip() + ' · "oauth"'
+
+
+def test_the_timeline_appears_above_three_calls() -> None:
+    turn = TurnView()
+    for i in range(4):
+        turn.apply(CallStarted(i + 1, f"c{i}", "read_file", 0, None, True))
+        assert has_timeline(turn) == (i >= 3)
+
+
+def test_header_only_groups_start_closed_and_keep_their_own_open_state() -> None:
+    turn = two_calls()
+    group = build_turn_parts(turn, message_id="m", lang="en")[1].group
+    assert group.open and not group.compact_open and group.compact_key == compact_key(group.key)
+    opened = {group.key: False, compact_key(group.key): True}
+    group = build_turn_parts(turn, message_id="m", lang="en", group_open=opened)[1].group
+    assert not group.open and group.compact_open

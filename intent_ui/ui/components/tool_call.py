@@ -1,10 +1,18 @@
-"""A tool-call card and a tool-call group, per DESIGN.md's browser contract."""
+"""A tool-call card, a tool-call group and a turn's call timeline, per DESIGN.md's browser
+contract, at each display density (`intent_ui.core.display`).
+
+A card is a memoized React component (`@rx.memo`) taking its fields as plain props, so a
+push re-renders only the cards whose fields changed, not every card of the turn. Densities
+are a render switch: every density reads the same view models, so switching one fetches
+nothing and keeps every label identical.
+"""
 
 from __future__ import annotations
 
 import reflex as rx
 
-from intent_ui.ui.viewmodels import CardVM, GroupVM
+from intent_ui.ui.state import ChatState
+from intent_ui.ui.viewmodels import CardVM, GroupVM, MessageVM
 
 STATE_ICONS = {
     "streaming": "loader",
@@ -16,119 +24,171 @@ STATE_ICONS = {
 }
 
 
-def _state_icon(card: CardVM) -> rx.Component:
-    return rx.el.span(
-        rx.match(
-            card.state,
-            *((state, rx.icon(name, size=14)) for state, name in STATE_ICONS.items()),
-            rx.icon("wrench", size=14),
-        ),
-        class_name=rx.cond(card.live, "iu-icon iu-pulse", "iu-icon"),
-        custom_attrs={"aria-hidden": "true"},
-    )
-
-
-def _label(card: CardVM) -> rx.Component:
-    return rx.el.span(
-        card.label,
-        key=card.label_key,
-        title=rx.cond(card.title != "", card.title, card.label),
-        class_name=rx.cond(card.live, "iu-label iu-live", "iu-label iu-settled-label"),
-        custom_attrs={"data-testid": "tool-call-label"},
-    )
-
-
-def tool_card(card: CardVM, toggle: rx.EventHandler, labels: rx.Var) -> rx.Component:
-    """One call: a one-line header button; expanding shows arguments and result."""
-    return rx.el.div(
-        rx.el.button(
-            _state_icon(card),
-            _label(card),
+def elapsed(
+    testid: str, started_at: rx.Var, settled_at: rx.Var, text: rx.Var, ticking: rx.Var
+) -> rx.Component:
+    """A running time. While `ticking`, the browser's ticker (`assets/intent_ui.js`)
+    writes the time counted from `data-started-at` into the empty span, so no push is
+    needed per tick; a settled one shows the duration fixed on the server. The two are
+    separate elements (keys) so React never reconciles one into the other's text."""
+    return rx.cond(
+        started_at != "",
+        rx.cond(
+            ticking,
             rx.el.span(
-                rx.icon("chevron-down", size=14),
-                class_name="iu-chevron",
-                custom_attrs={"data-open": card.expanded.to_string(), "aria-hidden": "true"},
+                key="ticking",
+                class_name="iu-elapsed",
+                custom_attrs={"data-testid": testid, "data-started-at": started_at},
             ),
-            type="button",
-            class_name="iu-card-head",
-            on_click=toggle(card.call_id),
-            custom_attrs={"aria-expanded": card.expanded.to_string()},
+            rx.el.span(
+                text,
+                key="settled",
+                class_name="iu-elapsed",
+                custom_attrs={
+                    "data-testid": testid,
+                    "data-started-at": started_at,
+                    "data-settled-at": settled_at,
+                },
+            ),
+        ),
+    )
+
+
+def _line(
+    state: rx.Var[str],
+    label: rx.Var[str],
+    title: rx.Var[str],
+    live: rx.Var[bool],
+    label_key: rx.Var[str],
+) -> list[rx.Component]:
+    """The line every density shows: state glyph and label."""
+    return [
+        rx.el.span(
+            rx.match(
+                state,
+                *((name, rx.icon(icon, size=14)) for name, icon in STATE_ICONS.items()),
+                rx.icon("wrench", size=14),
+            ),
+            class_name=rx.cond(live, "iu-icon iu-pulse", "iu-icon"),
+            custom_attrs={"aria-hidden": "true"},
+        ),
+        rx.el.span(
+            label,
+            key=label_key,
+            title=rx.cond(title != "", title, label),
+            class_name=rx.cond(live, "iu-label iu-live", "iu-label iu-settled-label"),
+            custom_attrs={"data-testid": "tool-call-label"},
+        ),
+    ]
+
+
+@rx.memo
+def call_card(
+    call_id: rx.Var[str],
+    state: rx.Var[str],
+    label: rx.Var[str],
+    title: rx.Var[str],
+    live: rx.Var[bool],
+    label_key: rx.Var[str],
+    expanded: rx.Var[bool],
+    args_preview: rx.Var[str],
+    result: rx.Var[str],
+    started_at: rx.Var[str],
+    settled_at: rx.Var[str],
+    elapsed_text: rx.Var[str],
+    ticking: rx.Var[bool],
+    density: rx.Var[str],
+    arguments_heading: rx.Var[str],
+    result_heading: rx.Var[str],
+) -> rx.Component:
+    """One call. Full and header-only: a one-line button; expanding shows arguments and
+    result. Intents: the line alone, no previews. The running time sits beside the line,
+    outside the button, so the button's name does not change every tenth of a second."""
+    return rx.el.div(
+        rx.el.div(
+            rx.cond(
+                density == "intents",
+                rx.el.div(
+                    *_line(state, label, title, live, label_key),
+                    class_name="iu-card-head iu-card-line",
+                ),
+                rx.el.button(
+                    *_line(state, label, title, live, label_key),
+                    rx.el.span(
+                        rx.icon("chevron-down", size=14),
+                        class_name="iu-chevron",
+                        custom_attrs={"data-open": expanded.to_string(), "aria-hidden": "true"},
+                    ),
+                    type="button",
+                    class_name="iu-card-head",
+                    on_click=ChatState.toggle_card(call_id),
+                    custom_attrs={"aria-expanded": expanded.to_string()},
+                ),
+            ),
+            elapsed("call-elapsed", started_at, settled_at, elapsed_text, ticking),
+            class_name="iu-row",
         ),
         rx.cond(
-            card.expanded,
+            expanded & (density != "intents"),
             rx.el.div(
-                rx.el.div(
-                    rx.cond(card.title != "", card.title, card.label),
-                    class_name="iu-full-label",
-                ),
-                rx.el.h4(labels["ui.arguments"]),
-                rx.el.pre(card.args_preview, custom_attrs={"data-testid": "tool-call-args"}),
+                rx.el.div(rx.cond(title != "", title, label), class_name="iu-full-label"),
+                rx.el.h4(arguments_heading),
+                rx.el.pre(args_preview, custom_attrs={"data-testid": "tool-call-args"}),
                 rx.cond(
-                    card.result != "",
+                    result != "",
                     rx.fragment(
-                        rx.el.h4(labels["ui.result"]),
-                        rx.el.pre(card.result, custom_attrs={"data-testid": "tool-call-result"}),
+                        rx.el.h4(result_heading),
+                        rx.el.pre(result, custom_attrs={"data-testid": "tool-call-result"}),
                     ),
                 ),
                 class_name="iu-card-body",
             ),
         ),
         class_name="iu-card",
-        custom_attrs={
-            "data-testid": "tool-call",
-            "data-state": card.state,
-            "data-call-id": card.call_id,
-        },
+        custom_attrs={"data-testid": "tool-call", "data-state": state, "data-call-id": call_id},
+    )
+
+
+def tool_card(card: CardVM, labels: rx.Var, density: rx.Var) -> rx.Component:
+    return call_card(
+        call_id=card.call_id,
+        state=card.state,
+        label=card.label,
+        title=card.title,
+        live=card.live,
+        label_key=card.label_key,
+        expanded=card.expanded,
+        args_preview=card.args_preview,
+        result=card.result,
+        started_at=card.started_at,
+        settled_at=card.settled_at,
+        elapsed_text=card.elapsed,
+        ticking=card.ticking,
+        density=density,
+        arguments_heading=labels["ui.arguments"],
+        result_heading=labels["ui.result"],
     )
 
 
 GLYPHS = {"tools": "wrench", "subagents": "users", "questions": "circle-help"}
 
 
-def tool_group(
-    group: GroupVM,
-    toggle_group: rx.EventHandler,
-    toggle_card: rx.EventHandler,
-    labels: rx.Var,
-) -> rx.Component:
-    """Two or more calls: a header button tracking the live edge, then the cards."""
+def tool_group(group: GroupVM, labels: rx.Var, density: rx.Var) -> rx.Component:
+    """Two or more calls: a header button tracking the live edge, then the cards. Intents
+    keeps every group open; header-only shows the header line until it is opened there."""
+    is_open = rx.match(density, ("intents", True), ("header", group.compact_open), group.open)
     return rx.el.div(
-        rx.el.button(
-            rx.el.span(
-                rx.match(
-                    group.glyph,
-                    *((glyph, rx.icon(name, size=14)) for glyph, name in GLYPHS.items()),
-                    rx.icon("wrench", size=14),
-                ),
-                class_name=rx.cond(group.live, "iu-icon iu-pulse", "iu-icon"),
-                custom_attrs={"aria-hidden": "true"},
+        rx.el.div(
+            _group_head(group, is_open),
+            elapsed(
+                "group-elapsed", group.started_at, group.settled_at, group.elapsed, group.ticking
             ),
-            rx.el.span(
-                group.header,
-                key=group.header_key,
-                title=rx.cond(group.header_title != "", group.header_title, group.header),
-                class_name=rx.cond(group.live, "iu-label iu-live", "iu-label iu-settled-label"),
-                custom_attrs={"data-testid": "tool-group-label"},
-            ),
-            rx.cond(group.suffix != "", rx.el.span(group.suffix, class_name="iu-suffix")),
-            rx.el.span(
-                rx.icon("chevron-down", size=14),
-                class_name="iu-chevron",
-                custom_attrs={"data-open": group.open.to_string(), "aria-hidden": "true"},
-            ),
-            type="button",
-            class_name="iu-group-head",
-            on_click=toggle_group(group.key, group.open),
-            custom_attrs={
-                "data-testid": "tool-group-header",
-                "aria-expanded": group.open.to_string(),
-                "aria-label": group.aria_label,
-            },
+            class_name="iu-row",
         ),
         rx.cond(
-            group.open,
+            is_open,
             rx.el.div(
-                rx.foreach(group.cards, lambda card: tool_card(card, toggle_card, labels)),
+                rx.foreach(group.cards, lambda card: tool_card(card, labels, density)),
                 class_name="iu-group-cards",
             ),
         ),
@@ -141,15 +201,81 @@ def tool_group(
     )
 
 
-def tool_part(
-    group: GroupVM,
-    toggle_group: rx.EventHandler,
-    toggle_card: rx.EventHandler,
-    labels: rx.Var,
-) -> rx.Component:
+def _group_head(group: GroupVM, is_open: rx.Var) -> rx.Component:
+    """The header button: glyph, the live or settled header, the server, the chevron."""
+    return rx.el.button(
+        rx.el.span(
+            rx.match(
+                group.glyph,
+                *((glyph, rx.icon(name, size=14)) for glyph, name in GLYPHS.items()),
+                rx.icon("wrench", size=14),
+            ),
+            class_name=rx.cond(group.live, "iu-icon iu-pulse", "iu-icon"),
+            custom_attrs={"aria-hidden": "true"},
+        ),
+        rx.el.span(
+            group.header,
+            key=group.header_key,
+            title=rx.cond(group.header_title != "", group.header_title, group.header),
+            class_name=rx.cond(group.live, "iu-label iu-live", "iu-label iu-settled-label"),
+            custom_attrs={"data-testid": "tool-group-label"},
+        ),
+        rx.cond(group.suffix != "", rx.el.span(group.suffix, class_name="iu-suffix")),
+        rx.el.span(
+            rx.icon("chevron-down", size=14),
+            class_name="iu-chevron",
+            custom_attrs={"data-open": is_open.to_string(), "aria-hidden": "true"},
+        ),
+        type="button",
+        class_name="iu-group-head",
+        on_click=ChatState.toggle_group(group.key, is_open),
+        custom_attrs={
+            "data-testid": "tool-group-header",
+            "aria-expanded": is_open.to_string(),
+            "aria-label": group.aria_label,
+        },
+    )
+
+
+def tool_part(group: GroupVM, labels: rx.Var, density: rx.Var) -> rx.Component:
     """A single call renders as a card; two or more as a group."""
     return rx.cond(
         group.single,
-        rx.foreach(group.cards, lambda card: tool_card(card, toggle_card, labels)),
-        tool_group(group, toggle_group, toggle_card, labels),
+        rx.foreach(group.cards, lambda card: tool_card(card, labels, density)),
+        tool_group(group, labels, density),
+    )
+
+
+def _mark(card: CardVM, group_key: rx.Var) -> rx.Component:
+    name = rx.cond(card.title != "", card.title, card.label)
+    return rx.el.span(
+        rx.el.button(
+            type="button",
+            title=name,
+            class_name="iu-mark",
+            on_click=ChatState.open_card(card.call_id, group_key),
+            custom_attrs={
+                "data-testid": "timeline-mark",
+                "data-call-id": card.call_id,
+                "data-state": card.state,
+                "aria-label": name,
+            },
+        ),
+        role="listitem",
+        class_name="iu-mark-item",
+    )
+
+
+def timeline(message: MessageVM, labels: rx.Var) -> rx.Component:
+    """One mark per call in order, coloured by state; choosing one opens its card and
+    scrolls to it (the scroll is `assets/intent_ui.js`'s: it waits for the card to be
+    rendered open)."""
+    return rx.el.div(
+        rx.foreach(
+            message.parts,
+            lambda part: rx.foreach(part.group.cards, lambda card: _mark(card, part.group.key)),
+        ),
+        role="list",
+        class_name="iu-timeline",
+        custom_attrs={"data-testid": "timeline", "aria-label": labels["ui.timeline"]},
     )

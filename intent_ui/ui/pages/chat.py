@@ -5,7 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from intent_ui.ui.components.markdown import reply_markdown
-from intent_ui.ui.components.tool_call import tool_part
+from intent_ui.ui.components.tool_call import timeline, tool_part
 from intent_ui.ui.pages.login import account, auth_note
 from intent_ui.ui.state import ChatState, LiveState
 from intent_ui.ui.viewmodels import MessageVM, PartVM
@@ -82,6 +82,12 @@ def sidebar() -> rx.Component:
             rx.foreach(ChatState.conversations, _conversation_row), class_name="iu-conv-list"
         ),
         rx.el.a(ChatState.t["ui.agents"], href="/agents", class_name="iu-btn"),
+        rx.el.a(
+            ChatState.t["ui.intents"],
+            href="/intents",
+            class_name="iu-btn",
+            custom_attrs={"data-testid": "intents-link"},
+        ),
         class_name="iu-sidebar",
     )
 
@@ -113,6 +119,14 @@ def topbar() -> rx.Component:
         ),
         rx.el.div(style={"flex": "1"}),
         rx.el.select(
+            rx.el.option(ChatState.t["ui.density_full"], value="full"),
+            rx.el.option(ChatState.t["ui.density_intents"], value="intents"),
+            rx.el.option(ChatState.t["ui.density_header"], value="header"),
+            value=ChatState.density,
+            on_change=ChatState.set_density,
+            custom_attrs={"data-testid": "density-select", "aria-label": ChatState.t["ui.density"]},
+        ),
+        rx.el.select(
             rx.el.option("Auto", value=""),
             rx.foreach(ChatState.languages, lambda code: rx.el.option(code, value=code)),
             value=ChatState.lang_override,
@@ -127,11 +141,18 @@ def topbar() -> rx.Component:
     )
 
 
+@rx.memo
+def reply_text(text: rx.Var[str]) -> rx.Component:
+    """Reply text as markdown, memoized: a push that changes only a label elsewhere in
+    the turn does not parse the reply again."""
+    return reply_markdown(text)
+
+
 def _part(part: PartVM) -> rx.Component:
     return rx.cond(
         part.kind == "text",
-        reply_markdown(part.text),
-        tool_part(part.group, ChatState.toggle_group, ChatState.toggle_card, ChatState.t),
+        reply_text(text=part.text),
+        tool_part(part.group, ChatState.t, ChatState.density),
     )
 
 
@@ -147,6 +168,7 @@ def _assistant(message: MessageVM) -> rx.Component:
                 class_name="iu-goal",
             ),
         ),
+        rx.cond(message.timeline, timeline(message, ChatState.t)),
         rx.foreach(message.parts, _part),
         rx.cond(
             message.error != "", rx.el.div(message.error, class_name="iu-error-note", role="alert")
@@ -154,8 +176,9 @@ def _assistant(message: MessageVM) -> rx.Component:
         class_name="iu-assistant",
         custom_attrs={
             "data-testid": "assistant-message",
-            "data-status": message.status,
             "data-message-id": message.id,
+            "data-status": message.status,
+            "data-density": ChatState.density,
         },
     )
 

@@ -5,7 +5,7 @@ Existing agents get empty lists: no goals, so their turns offer every picked too
 before.
 
 Revision ID: 0005_agent_goals
-Revises: 0004_capture_events
+Revises: 0005_user_density
 Create Date: 2026-12-01 01:10:00.000000
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0005_agent_goals"
-down_revision: str | Sequence[str] | None = "0004_capture_events"
+down_revision: str | Sequence[str] | None = "0005_user_density"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
