@@ -4,7 +4,7 @@ chooses from, and the scopes they work on).
 Existing agents get empty lists: no goals, so their turns offer every picked tool, as
 before.
 
-Revision ID: 0005_agent_goals
+Revision ID: 0006_agent_goals
 Revises: 0005_user_density
 Create Date: 2026-12-01 01:10:00.000000
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0005_agent_goals"
+revision: str = "0006_agent_goals"
 down_revision: str | Sequence[str] | None = "0005_user_density"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
