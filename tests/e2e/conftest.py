@@ -1,4 +1,5 @@
-"""Browser fixtures: the real app under AppHarness, driven by Playwright + Chromium."""
+"""Browser fixtures: the real app under AppHarness, driven by Playwright + Chromium, and
+the loopback provider server a module's app talks to."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.e2e.scenario import Scenario, start_server
+from tests.support.sse_server import ReplayServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,3 +58,17 @@ def page(browser: Browser) -> Iterator[Page]:
     yield page
     context.close()
     assert not errors, f"page errors: {errors}"
+
+
+@pytest.fixture(scope="module")
+def scenario() -> Scenario:
+    """The provider script of a module's app; each test sets what it needs."""
+    return Scenario()
+
+
+@pytest.fixture(scope="module")
+def server(scenario: Scenario) -> Iterator[ReplayServer]:
+    """The loopback OpenAI-shaped SSE server answering with `scenario`."""
+    replay = start_server(scenario)
+    yield replay
+    replay.stop()

@@ -16,25 +16,13 @@ from reflex.testing import AppHarness
 
 from tests.e2e.axe import assert_accessible
 from tests.e2e.harness import github_mcp_block, running_app
-from tests.e2e.scenario import Scenario, calls_script, openai_config, start_server
+from tests.e2e.scenario import Scenario, calls_script, openai_config
 from tests.support.sse_server import ReplayServer
 
 pytestmark = pytest.mark.e2e
 
 FIRST_LOAD_MS = 60_000
 """The first visit starts the MCP server and loads the tokenizer."""
-
-
-@pytest.fixture(scope="module")
-def scenario() -> Scenario:
-    return Scenario()
-
-
-@pytest.fixture(scope="module")
-def server(scenario: Scenario) -> Iterator[ReplayServer]:
-    replay = start_server(scenario)
-    yield replay
-    replay.stop()
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,6 @@ from tests.e2e.scenario import (
     openai_config,
     reply,
     send,
-    start_server,
 )
 from tests.support.sse_server import ReplayServer
 
@@ -31,18 +30,6 @@ pytestmark = pytest.mark.e2e
 
 MCP_WIRING = "Searching for MCP wiring in the server registry"
 OAUTH = "Searching for OAuth handling in the callback router"
-
-
-@pytest.fixture(scope="module")
-def scenario() -> Scenario:
-    return Scenario()
-
-
-@pytest.fixture(scope="module")
-def server(scenario: Scenario) -> Iterator[ReplayServer]:
-    replay = start_server(scenario)
-    yield replay
-    replay.stop()
 
 
 @pytest.fixture(scope="module")

@@ -9,22 +9,10 @@ from playwright.sync_api import Page, expect
 from reflex.testing import AppHarness
 
 from tests.e2e.harness import github_mcp_block, running_app
-from tests.e2e.scenario import Scenario, calls_script, openai_config, start_server
+from tests.e2e.scenario import Scenario, calls_script, openai_config
 from tests.support.sse_server import ReplayServer
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module")
-def scenario() -> Scenario:
-    return Scenario()
-
-
-@pytest.fixture(scope="module")
-def server(scenario: Scenario) -> Iterator[ReplayServer]:
-    replay = start_server(scenario)
-    yield replay
-    replay.stop()
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from reflex.testing import AppHarness
 from intent_ui.core.display import format_elapsed
 from tests.e2e.axe import assert_accessible
 from tests.e2e.harness import github_mcp_block, running_app
-from tests.e2e.scenario import Scenario, calls_script, openai_config, reply, start_server
+from tests.e2e.scenario import Scenario, calls_script, openai_config, reply
 from tests.support.sse_server import ReplayServer, Script
 from tests.support.wire import openai_chunks
 
@@ -35,18 +35,6 @@ FOUR_INTENTS = [
     "Searching for the callback router",
     "Searching for token refresh",
 ]
-
-
-@pytest.fixture(scope="module")
-def scenario() -> Scenario:
-    return Scenario()
-
-
-@pytest.fixture(scope="module")
-def server(scenario: Scenario) -> Iterator[ReplayServer]:
-    replay = start_server(scenario)
-    yield replay
-    replay.stop()
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from reflex.testing import AppHarness
 
 from tests.e2e.harness import database_path, github_mcp_block, running_app
-from tests.e2e.scenario import Scenario, calls_script, openai_config, reply, send, start_server
+from tests.e2e.scenario import Scenario, calls_script, openai_config, reply, send
 from tests.support.legacy_db import write_legacy_database
 from tests.support.sse_server import ReplayServer
 
@@ -62,11 +62,6 @@ message => ({
 """
 
 
-@pytest.fixture(scope="module")
-def scenario() -> Scenario:
-    return Scenario()
-
-
 def two_searches(scenario: Scenario) -> None:
     """The turn most tests run: two sibling searches, then a short reply; no pauses."""
     scenario.first, scenario.followup = calls_script(SEARCHES), reply(DONE)
@@ -77,13 +72,6 @@ def default_scripts(scenario: Scenario) -> Iterator[None]:
     two_searches(scenario)
     yield
     two_searches(scenario)  # a test's held scripts never reach the next test
-
-
-@pytest.fixture(scope="module")
-def server(scenario: Scenario) -> Iterator[ReplayServer]:
-    replay = start_server(scenario)
-    yield replay
-    replay.stop()
 
 
 @pytest.fixture(scope="module")
