@@ -1044,9 +1044,7 @@ class AgentsState(AuthState):
         goal = self._goal_at(index)
         if goal is None:
             return
-        named = [str(d) for d in goal.get("delegates") or ()]
-        delegates = [d for d in named if d != family] if family in named else [*named, family]
-        await self._edit_goal(index, "delegates", delegates)
+        await self._edit_goal(index, "delegates", _toggled(goal.get("delegates"), family))
 
     # --- scopes ---------------------------------------------------------------------------
 
@@ -1100,9 +1098,8 @@ class AgentsState(AuthState):
     async def toggle_scope_goal(self, index: int, goal_id: str) -> None:
         if not 0 <= index < len(self._scopes):
             return
-        served = [str(g) for g in self._scopes[index].get("goal_ids") or ()]
-        goal_ids = [g for g in served if g != goal_id] if goal_id in served else [*served, goal_id]
-        await self._edit_scope(index, "goal_ids", goal_ids)
+        served = self._scopes[index].get("goal_ids")
+        await self._edit_scope(index, "goal_ids", _toggled(served, goal_id))
 
     # --- OpenAPI actions ------------------------------------------------------------------
 
@@ -1164,3 +1161,9 @@ class AgentsState(AuthState):
                 return parse_openapi(data, source=name)
 
             await self._import(host, user, name, parse())
+
+
+def _toggled(items: Iterable[object] | None, item: str) -> list[str]:
+    """`items` (as strings) without `item` if it was there, else with it at the end."""
+    named = [str(i) for i in items or ()]
+    return [i for i in named if i != item] if item in named else [*named, item]
