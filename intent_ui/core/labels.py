@@ -20,6 +20,7 @@ through `sanitize_label` when rendering.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -132,7 +133,12 @@ def default_label(
 
 def has_label_text(value: object) -> bool:
     """Whether `value` would show any text once sanitised (blank and markup-only do not)."""
-    return isinstance(value, str) and bool(sanitize_label(value, title=False).text)
+    if not isinstance(value, str):
+        return False
+    # Asked for every label on every fragment: a letter or digit up front always survives
+    # sanitising (nothing before it can hide it), which answers almost every intent in
+    # constant time.
+    return value[:1].isalnum() or bool(sanitize_label(value, title=False).text)
 
 
 def card_label(call: CallView, lang: str = DEFAULT_LANGUAGE) -> str:
@@ -434,10 +440,10 @@ def sanitize_label(
         if not title and len(raw) > window:
             # Cleaning only shortens text, and only locally: when the cleaned head of the
             # text still overflows the cap, the cap of the whole text is the cap of its head.
-            head = _one_line(_plain_text(raw[:window]))
+            head = _clean_line(raw[:window])
             if len(head) > limit:
                 return DisplayText(text=_cap(head, limit), title="")
-        line = _one_line(_plain_text(raw))
+        line = _clean_line(raw)
         return DisplayText(text=_cap(line, limit), title=line)
     except Exception:  # the renderer must never fail on model output
         return DisplayText(text="", title="")
@@ -445,6 +451,23 @@ def sanitize_label(
 
 _PREFIX_WINDOW = 4
 """How many characters per capped character `title=False` cleans at most."""
+
+
+def _clean_line(raw: str) -> str:
+    """`raw` as one line of plain text. One push cleans the same text several times (a
+    card's tooltip, its header, the header's accessible name, its timeline mark), and a
+    stored turn is cleaned again on every reload: short texts are remembered."""
+    if len(raw) > _CLEAN_CACHE_CHARS:
+        return _one_line(_plain_text(raw))
+    return _clean_line_cached(raw)
+
+
+_CLEAN_CACHE_CHARS = 4 * TITLE_WINDOW
+
+
+@functools.lru_cache(maxsize=1024)
+def _clean_line_cached(raw: str) -> str:
+    return _one_line(_plain_text(raw))
 
 
 def _plain_text(text: str) -> str:

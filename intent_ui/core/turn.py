@@ -46,7 +46,8 @@ A turn on screen is always `TurnView.replay(events)` of its stored or live event
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from typing import Any, get_args
 
 from intent_ui.core.capabilities.intent import read_intent
@@ -158,6 +159,9 @@ class TurnView:
         self._calls: dict[str, CallRecord] = {}
         self._streams: dict[str, IntentStream] = {}
         self._args: dict[str, list[str]] = {}
+        # Each call's label inputs, built once per label-relevant change: every push reads
+        # them for every card and header, while fragments change them far less often.
+        self._views: dict[str, CallView] = {}
         self._activity: dict[int, str] = {}
         self._text: list[str] = []
         self._last_seq = 0
@@ -255,10 +259,13 @@ class TurnView:
         if not event.chunk:
             return set()
         self._args[event.call_id].append(event.chunk)
-        updated = replace(record, args_len=record.args_len + len(event.chunk))
+        args_len = record.args_len + len(event.chunk)
         stream = self._streams.get(event.call_id)
-        if stream is not None:
-            updated = _with_intent(updated, stream.feed(event.chunk), event.seq)
+        found = stream.feed(event.chunk) if stream is not None else None
+        if found is None:
+            updated = replace(record, args_len=args_len)
+        else:
+            updated = _with_intent(record, found, event.seq, args_len=args_len)
         return self._store(record, updated)
 
     def _complete(self, event: ArgsComplete) -> set[str]:
@@ -374,7 +381,8 @@ class TurnView:
             return set()
         self._calls[after.call_id] = after
         changed = {after.call_id}
-        if after.view() != before.view():
+        if _label_inputs_differ(before, after):
+            self._views.pop(after.call_id, None)
             changed.add(_header(after.block))
         return changed
 
@@ -414,19 +422,25 @@ class TurnView:
         return chunks[0]
 
     def call_view(self, call_id: str) -> CallView | None:
-        record = self._calls.get(call_id)
-        return None if record is None else record.view()
+        """The call's label inputs; the same object until one of them changes."""
+        view = self._views.get(call_id)
+        if view is None:
+            record = self._calls.get(call_id)
+            if record is None:
+                return None
+            view = self._views[call_id] = record.view()
+        return view
 
     def card_label(self, call_id: str, lang: str = DEFAULT_LANGUAGE) -> str:
         """The call's raw card label (sanitise at render); "" for an unknown call."""
-        record = self._calls.get(call_id)
-        return "" if record is None else resolve_card_label(record.view(), lang)
+        view = self.call_view(call_id)
+        return "" if view is None else resolve_card_label(view, lang)
 
     def block_calls(self, block: int) -> tuple[CallView, ...]:
         found = self._blocks.get(block)
         if found is None:
             return ()
-        return tuple(self._calls[call_id].view() for call_id in found.call_ids)
+        return tuple(view for call_id in found.call_ids if (view := self.call_view(call_id)))
 
     def activity_label(self, block: int) -> str | None:
         return self._activity.get(block)
@@ -443,10 +457,11 @@ def _time(value: object) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
-def _with_intent(record: CallRecord, found: Any, seq: int) -> CallRecord:
-    """Apply a `StreamingIntent` (or None); stamp `seq` when the intent first shows."""
+def _with_intent(record: CallRecord, found: Any, seq: int, **also: Any) -> CallRecord:
+    """Apply a `StreamingIntent` (or None) and the fields in `also`; stamp `seq` when the
+    intent first shows."""
     if found is None:
-        return record
+        return replace(record, **also) if also else record
     text = found.text
     first = not has_label_text(record.intent) and has_label_text(text)
     return replace(
@@ -454,4 +469,13 @@ def _with_intent(record: CallRecord, found: Any, seq: int) -> CallRecord:
         intent=text,
         intent_complete=bool(found.complete),
         seq=seq if first else record.seq,
+        **also,
     )
+
+
+_label_inputs = attrgetter(*(f.name for f in fields(CallView)))
+"""What `CallRecord.view` carries, read from a record (what labels are made of)."""
+
+
+def _label_inputs_differ(before: CallRecord, after: CallRecord) -> bool:
+    return _label_inputs(before) != _label_inputs(after)

@@ -156,18 +156,26 @@ class CardCache:
     ) -> CardVM:
         record = turn.call(call_id)
         is_expanded = call_id in expanded
+        # The view is the same object until a label input changes, so the usual check
+        # (a card whose label did not change) is an identity test.
         key: object = (
             record
             if is_expanded or record is None
-            else (record.view(), record.started_at, record.settled_at)
+            else (turn.call_view(call_id), record.started_at, record.settled_at)
         )
         inputs = (lang, is_expanded, suffix)
         cached = self._cards.get(call_id)
-        if cached is not None and cached[1] == inputs and cached[0] == key:
+        if cached is not None and cached[1] == inputs and _same(cached[0], key):
             return cached[2]
         card = _card(turn, call_id, lang, expanded, suffix)
         self._cards[call_id] = (key, inputs, card)
         return card
+
+
+def _same(cached: object, key: object) -> bool:
+    if isinstance(cached, tuple) and isinstance(key, tuple):
+        return cached[0] is key[0] and cached[1:] == key[1:]
+    return cached == key
 
 
 def build_turn_parts(
