@@ -121,10 +121,12 @@ class CallView:
 # --- card labels (§5.1) -----------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1024)
 def default_label(
     tool: str, server: str | None = None, *, settled: bool, lang: str = DEFAULT_LANGUAGE
 ) -> str:
-    """Today's label: `Running {tool}` / `Ran {tool}`, plus ` in {server}` for MCP tools."""
+    """Today's label: `Running {tool}` / `Ran {tool}`, plus ` in {server}` for MCP tools.
+    Remembered: every card of every push asks for it, and it only depends on its inputs."""
     label = translate("card.ran" if settled else "card.running", lang, tool=tool)
     if server:
         label = translate("card.in_server", lang, label=label, server=server)

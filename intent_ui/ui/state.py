@@ -300,7 +300,11 @@ class ChatState(AuthState):
                 )
             return out
 
-        self.messages = await asyncio.to_thread(build)
+        messages = await asyncio.to_thread(build)
+        # A reload hydrates the tab with the messages it showed; sending an identical
+        # list again would make the browser parse and reconcile every card a second time.
+        if messages != self.get_value("messages"):
+            self.messages = messages
 
     @rx.event
     async def new_chat(self) -> Any:

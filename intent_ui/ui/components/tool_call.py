@@ -54,6 +54,46 @@ def elapsed(
     )
 
 
+@rx.memo
+def state_icon(state: rx.Var[str], live: rx.Var[bool]) -> rx.Component:
+    """The state glyph: its own component, so a label growing beside it never re-renders
+    the icon."""
+    return rx.el.span(
+        rx.match(
+            state,
+            *((name, rx.icon(icon, size=14)) for name, icon in STATE_ICONS.items()),
+            rx.icon("wrench", size=14),
+        ),
+        class_name=rx.cond(live, "iu-icon iu-pulse", "iu-icon"),
+        custom_attrs={"aria-hidden": "true"},
+    )
+
+
+@rx.memo
+def card_label(
+    label: rx.Var[str], title: rx.Var[str], live: rx.Var[bool], label_key: rx.Var[str]
+) -> rx.Component:
+    """The label: while intents stream this is the only part of a card that changes, so
+    a push re-renders one span per changed card."""
+    return rx.el.span(
+        label,
+        key=label_key,
+        title=rx.cond(title != "", title, label),
+        class_name=rx.cond(live, "iu-label iu-live", "iu-label iu-settled-label"),
+        custom_attrs={"data-testid": "tool-call-label"},
+    )
+
+
+@rx.memo
+def chevron(is_open: rx.Var[bool]) -> rx.Component:
+    """The open/closed chevron, rendered again only when that changes."""
+    return rx.el.span(
+        rx.icon("chevron-down", size=14),
+        class_name="iu-chevron",
+        custom_attrs={"data-open": is_open.to_string(), "aria-hidden": "true"},
+    )
+
+
 def _line(
     state: rx.Var[str],
     label: rx.Var[str],
@@ -63,22 +103,8 @@ def _line(
 ) -> list[rx.Component]:
     """The line every density shows: state glyph and label."""
     return [
-        rx.el.span(
-            rx.match(
-                state,
-                *((name, rx.icon(icon, size=14)) for name, icon in STATE_ICONS.items()),
-                rx.icon("wrench", size=14),
-            ),
-            class_name=rx.cond(live, "iu-icon iu-pulse", "iu-icon"),
-            custom_attrs={"aria-hidden": "true"},
-        ),
-        rx.el.span(
-            label,
-            key=label_key,
-            title=rx.cond(title != "", title, label),
-            class_name=rx.cond(live, "iu-label iu-live", "iu-label iu-settled-label"),
-            custom_attrs={"data-testid": "tool-call-label"},
-        ),
+        state_icon(state=state, live=live),
+        card_label(label=label, title=title, live=live, label_key=label_key),
     ]
 
 
@@ -114,11 +140,7 @@ def call_card(
                 ),
                 rx.el.button(
                     *_line(state, label, title, live, label_key),
-                    rx.el.span(
-                        rx.icon("chevron-down", size=14),
-                        class_name="iu-chevron",
-                        custom_attrs={"data-open": expanded.to_string(), "aria-hidden": "true"},
-                    ),
+                    chevron(is_open=expanded),
                     type="button",
                     class_name="iu-card-head",
                     on_click=ChatState.toggle_card(call_id),
@@ -221,11 +243,7 @@ def _group_head(group: GroupVM, is_open: rx.Var) -> rx.Component:
             custom_attrs={"data-testid": "tool-group-label"},
         ),
         rx.cond(group.suffix != "", rx.el.span(group.suffix, class_name="iu-suffix")),
-        rx.el.span(
-            rx.icon("chevron-down", size=14),
-            class_name="iu-chevron",
-            custom_attrs={"data-open": is_open.to_string(), "aria-hidden": "true"},
-        ),
+        chevron(is_open=is_open),
         type="button",
         class_name="iu-group-head",
         on_click=ChatState.toggle_group(group.key, is_open),
@@ -246,23 +264,34 @@ def tool_part(group: GroupVM, labels: rx.Var, density: rx.Var) -> rx.Component:
     )
 
 
-def _mark(card: CardVM, group_key: rx.Var) -> rx.Component:
-    name = rx.cond(card.title != "", card.title, card.label)
+@rx.memo
+def timeline_mark(
+    call_id: rx.Var[str], state: rx.Var[str], name: rx.Var[str], group_key: rx.Var[str]
+) -> rx.Component:
+    """One call's mark, named by its card's visible label: a push re-renders only the
+    marks whose state or visible label changed, and a label still growing past its cap
+    changes none."""
     return rx.el.span(
         rx.el.button(
             type="button",
             title=name,
             class_name="iu-mark",
-            on_click=ChatState.open_card(card.call_id, group_key),
+            on_click=ChatState.open_card(call_id, group_key),
             custom_attrs={
                 "data-testid": "timeline-mark",
-                "data-call-id": card.call_id,
-                "data-state": card.state,
+                "data-call-id": call_id,
+                "data-state": state,
                 "aria-label": name,
             },
         ),
         role="listitem",
         class_name="iu-mark-item",
+    )
+
+
+def _mark(card: CardVM, group_key: rx.Var) -> rx.Component:
+    return timeline_mark(
+        call_id=card.call_id, state=card.state, name=card.label, group_key=group_key
     )
 
 
