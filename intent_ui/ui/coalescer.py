@@ -1,9 +1,15 @@
 """Leading-edge coalescing of UI pushes.
 
-Pushed at once when idle, then at most one push per frame (~16 ms), whatever the rate of
-changes: 8 or 32 calls streaming fast neither flood the websocket nor drift behind
-(measurements in REFLEX_STREAMING.md). `push` does the one state update; callers only
-`mark()` that something changed.
+Pushed at once when idle, then at most one push per frame, whatever the rate of changes:
+8 or 32 calls streaming fast neither flood the websocket nor drift behind (measurements
+in REFLEX_STREAMING.md). `push` does the one state update; callers only `mark()` that
+something changed.
+
+The frame is short (12 ms: a change waits at most that long for its push) and stretches
+when pushes get expensive: after a push that took `t`, the next waits at least `3 t` (at
+most 50 ms). A push's own time is the load signal at hand (a turn with a hundred live
+cards, a busy event loop), and stretching the frame then lets one push carry more changes
+instead of queueing pushes faster than the browser can apply them.
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-FRAME_SECONDS = 0.016
+FRAME_SECONDS = 0.012
+STRETCH = 3.0
+MAX_FRAME_SECONDS = 0.05
 
 
 class LeadingEdgeCoalescer:
@@ -30,6 +38,7 @@ class LeadingEdgeCoalescer:
         self._dirty = False
         self._closed = False
         self._last_push = float("-inf")
+        self._last_cost = 0.0
         self._task: asyncio.Task[None] | None = None
         self.pushes = 0
 
@@ -46,6 +55,11 @@ class LeadingEdgeCoalescer:
         """Wake again after `delay_s` (a held header label becomes due)."""
         asyncio.get_running_loop().call_later(max(0.0, delay_s), self.mark)
 
+    @property
+    def frame_s(self) -> float:
+        """The least time between the starts of two pushes, given the last push's cost."""
+        return min(max(self._frame_s, STRETCH * self._last_cost), MAX_FRAME_SECONDS)
+
     async def close(self) -> None:
         """Stop after one final push of whatever is pending."""
         self._closed = True
@@ -58,7 +72,7 @@ class LeadingEdgeCoalescer:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            wait = self._last_push + self._frame_s - self._clock()
+            wait = self._last_push + self.frame_s - self._clock()
             if wait > 0 and not self._closed:
                 await asyncio.sleep(wait)
             if self._dirty:
@@ -66,5 +80,6 @@ class LeadingEdgeCoalescer:
                 self._last_push = self._clock()
                 self.pushes += 1
                 await self._push()
+                self._last_cost = self._clock() - self._last_push
             if self._closed and not self._dirty:
                 return

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from intent_ui.ui.coalescer import LeadingEdgeCoalescer
 
 
@@ -69,4 +71,25 @@ async def test_mark_later_wakes_the_flusher() -> None:
     coalescer.mark_later(0.01)
     await asyncio.sleep(0.05)
     assert pushed == [1]
+    await coalescer.close()
+
+
+async def test_an_expensive_push_stretches_the_next_frame() -> None:
+    clock = FakeClock()
+    pushed: list[float] = []
+
+    async def push() -> None:
+        pushed.append(clock.now)
+        clock.now += 0.01  # each push takes 10 ms
+
+    coalescer = LeadingEdgeCoalescer(push, frame_s=0.012, clock=clock).start()
+    coalescer.mark()
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert coalescer.frame_s == pytest.approx(0.03)  # three times what the last push took
+    coalescer.mark()
+    await asyncio.sleep(0.008)
+    assert len(pushed) == 1  # an unstretched frame would have pushed 2 ms ago
+    await asyncio.sleep(0.04)
+    assert len(pushed) == 2
     await coalescer.close()

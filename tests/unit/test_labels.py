@@ -14,6 +14,7 @@ from intent_ui.core.labels import (
     card_label,
     default_label,
     group_header,
+    has_label_text,
     sanitize_label,
     sibling_suffixes,
     tool_category,
@@ -700,3 +701,24 @@ def test_the_value_is_sanitised_and_capped() -> None:
 def test_the_suffix_is_translated() -> None:
     siblings = [sib({"query": "a"}), sib({"query": "b"})]
     assert sibling_suffixes(siblings, "ja") == ["・「a」", "・「b」"]
+
+
+@pytest.mark.parametrize(
+    ("text", "shows"),
+    [
+        ("Reading the config", True),
+        ("1 file", True),
+        ("a<!-- the rest is a comment -->", True),
+        ("<b></b>", True),  # markup is shown as the characters written
+        ("\u202eabc", True),
+        ("<!-- only a comment -->", False),
+        ("   \t\n", False),
+        ("\u202e\u2066", False),
+        ("\x00\x01", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_has_label_text_agrees_with_what_sanitising_shows(text: object, shows: bool) -> None:
+    assert has_label_text(text) is shows
+    assert bool(sanitize_label(text, title=False).text) is shows

@@ -16,6 +16,16 @@ def test_scrub_decoded_replaces_surrogates_in_keys_values_and_nested_lists() -> 
     assert scrub_decoded(value) == {"k\ufffd": ["x", {"y": "\ufffd"}, 3, None], "n": 1.5}
 
 
+def test_values_json_cannot_encode_are_still_scrubbed() -> None:
+    leaf = object()
+    value = {"leaf": leaf, "deep": [{"z": LONE}], ("t", LONE): 1}
+    scrubbed = scrub_decoded(value)
+    assert scrubbed["leaf"] is leaf and scrubbed["deep"] == [{"z": "\ufffd"}]
+    assert scrubbed[("t", "\ufffd")] == 1
+    clean = {"leaf": leaf, "n": [1, "two"]}
+    assert scrub_decoded(clean) is clean
+
+
 def test_clean_values_come_back_as_the_same_object() -> None:
     value = {"a": ["b", {"c": "d"}], "e": 1}
     assert scrub_decoded(value) is value

@@ -131,6 +131,23 @@ def test_label_seq_is_stamped_when_the_first_intent_shows() -> None:
     assert turn.call("a").seq == 3
 
 
+def test_label_inputs_are_rebuilt_only_when_a_label_could_change() -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    turn.apply(ArgsDelta(seq(), "a", '{"intent":"Rea'))
+    reading = turn.call_view("a")
+    assert turn.call_view("a") is reading  # asked again: the same inputs
+    turn.apply(ArgsDelta(seq(), "a", 'ding the docs", "query": "o'))
+    grown = turn.call_view("a")
+    assert grown is not reading and turn.card_label("a") == "Reading the docs"
+    assert turn.apply(ArgsDelta(seq(), "a", 'auth"}')) == {"a"}  # arguments only
+    assert turn.call_view("a") is grown
+    turn.apply(CallSettled(seq(), "a", "settled", output="3 files"))
+    assert turn.call_view("a").state == "settled"
+    assert turn.card_label("a") == "Reading the docs"
+
+
 def test_out_of_order_settlement_does_not_rewind_the_header() -> None:
     seq = Seq()
     turn = TurnView()
