@@ -6,7 +6,7 @@ in REFLEX_STREAMING.md). `push` does the one state update; callers only `mark()`
 something changed.
 
 The frame is short (12 ms: a change waits at most that long for its push) and stretches
-when pushes get expensive: after a push that took `t`, the next waits at least `3 t` (at
+when pushes get expensive: after a push that took `t`, the next waits at least `2 t` (at
 most 50 ms). A push's own time is the load signal at hand (a turn with a hundred live
 cards, a busy event loop), and stretching the frame then lets one push carry more changes
 instead of queueing pushes faster than the browser can apply them.
@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 FRAME_SECONDS = 0.012
-STRETCH = 3.0
+STRETCH = 2.0
 MAX_FRAME_SECONDS = 0.05
 
 
