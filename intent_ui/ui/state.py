@@ -40,10 +40,12 @@ from intent_ui.ui.viewmodels import (
     CardCache,
     HeaderHold,
     MessageVM,
+    PartVM,
     build_turn_parts,
     compact_key,
     goal_line,
     has_timeline,
+    settled_prefix,
 )
 
 logger = logging.getLogger(__name__)
@@ -484,9 +486,13 @@ class ChatState(AuthState):
 class LiveState(ChatState):
     """The turn being streamed, apart from the history: a delta for a growing label
     carries this small substate only, and only the components reading it re-render
-    (REFLEX_STREAMING.md)."""
+    (REFLEX_STREAMING.md). The turn's leading parts that streaming no longer changes
+    (`live_head`, see `settled_prefix`) are a var of their own, sent when they change,
+    so a push in a long turn carries its current round rather than every earlier one;
+    the page renders `live_head` followed by `live.parts` as one list."""
 
     live: MessageVM = MessageVM()
+    live_head: list[PartVM] = []
     live_active: bool = False
     announcement: str = ""
 
@@ -498,6 +504,7 @@ class LiveState(ChatState):
     def _hide(self) -> None:
         _FOLLOWING.pop(self.router.session.client_token, None)
         self.live = MessageVM()
+        self.live_head = []
         self.live_active = False
 
     @rx.event(background=True)
@@ -562,13 +569,17 @@ class _Follower:
                 header_hold=self.hold,
                 cache=self.cards,
             )
+            settled = settled_prefix(self.session.view)
+            head = parts[:settled]
+            if head != self.state.get_value("live_head"):
+                self.state.live_head = head
             self.state.live = MessageVM(
                 id=self.session.message_id,
                 role="assistant",
                 status="streaming",
                 goal=goal_line(self.session.view),
                 timeline=has_timeline(self.session.view),
-                parts=parts,
+                parts=parts[settled:],
             )
             self.state.live_active = True
             if self.spoken != self.state.announcement:
@@ -605,6 +616,7 @@ class _Follower:
             chat = await self.state.get_state(ChatState)
             del _FOLLOWING[self.token]
             self.state.live = MessageVM()
+            self.state.live_head = []
             self.state.live_active = False
             chat.running = False
             chat.error = session.view.error or ""

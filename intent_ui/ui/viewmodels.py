@@ -35,6 +35,11 @@ without GPU compositing they cost more than the label updates themselves (measur
 tab busy 10.6 s of a 12 s stream at 32 calls with every card animated, 5.2 s without)."""
 
 
+LAZY_AFTER = 40
+"""A group with more cards than this renders only those near the screen (the stylesheet's
+`data-lazy` rule): a long turn costs the browser what is visible, not what is stored."""
+
+
 TIMELINE_AFTER = 3
 """A turn with more calls than this gets a compact timeline of marks, one per call."""
 
@@ -77,6 +82,7 @@ class GroupVM:
     phase: str = "in_flight"
     open: bool = True
     calm: bool = False  # many live cards: only the header shimmers (see CALM_AFTER)
+    lazy: bool = False  # many cards: only those near the screen render (see LAZY_AFTER)
     # The header-only density keeps its own open state: a group there stays its header
     # line until opened there, whatever it was in the full view.
     compact_key: str = ""
@@ -211,6 +217,23 @@ def build_turn_parts(
     return parts
 
 
+def settled_prefix(turn: TurnView) -> int:
+    """How many leading parts of the turn streaming can no longer change: every part
+    before the last one, up to the first tool block with a call not yet final. A live
+    view sends these apart from the rest, so a push during a long turn carries only its
+    current round (they can still change, e.g. a late activity label or a group opened:
+    the live view compares before it sends)."""
+    count = 0
+    for part in turn.parts[:-1]:
+        if isinstance(part, ToolBlock) and any(
+            (record := turn.call(call_id)) is None or record.state not in FINAL_STATES
+            for call_id in part.call_ids
+        ):
+            break
+        count += 1
+    return count
+
+
 def has_timeline(turn: TurnView) -> bool:
     """Whether the turn shows its call timeline (more than TIMELINE_AFTER calls)."""
     return len(turn.calls()) > TIMELINE_AFTER
@@ -259,6 +282,7 @@ def _group(
         phase=header.phase,
         open=is_open,
         calm=sum(card.live for card in cards) > CALM_AFTER,
+        lazy=len(cards) > LAZY_AFTER,
         compact_key=compact_key(key),
         compact_open=(group_open or {}).get(compact_key(key), False),
         **_timing(wall, any(r.state not in FINAL_STATES for r in records)),

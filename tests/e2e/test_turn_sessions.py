@@ -24,7 +24,8 @@ from reflex.testing import AppHarness
 from tests.e2e.harness import database_path, github_mcp_block, running_app
 from tests.e2e.scenario import Scenario, calls_script, openai_config, reply, send
 from tests.support.legacy_db import write_legacy_database
-from tests.support.sse_server import ReplayServer
+from tests.support.sse_server import ReplayServer, Script
+from tests.support.wire import openai_chunks
 
 pytestmark = pytest.mark.e2e
 
@@ -159,6 +160,35 @@ def test_reload_mid_intent_keeps_one_message_that_continues_live(
     page.reload()
     expect(label).to_have_text([MCP_WIRING, OAUTH], timeout=SHOWN)
     assert settled(page) == after
+
+
+def test_a_finished_round_stays_on_the_page_while_the_reply_streams(
+    app: AppHarness, page: Page, scenario: Scenario
+) -> None:
+    """Once the reply starts, the live view sends the finished round apart from the part
+    still streaming; the round's cards must stay the same elements (not mounted again,
+    which would replay their settle animation and lose the reader's place)."""
+    release = threading.Event()
+    scenario.first = calls_script(SEARCHES)
+    scenario.followup = Script.sse(
+        openai_chunks(text=REPLY, finish_reason="stop"), delay_s=0.2, hold_after=0, release=release
+    )
+    cards = page.get_by_test_id("tool-call")
+    try:
+        send(page, app, "Search the repo for MCP wiring and OAuth handling")
+        expect(cards).to_have_count(2)
+        expect(cards.nth(0)).to_have_attribute("data-state", "settled")
+        expect(cards.nth(1)).to_have_attribute("data-state", "settled")
+        cards.evaluate_all("cards => cards.forEach(card => { card.iuKept = true; })")
+    finally:
+        release.set()
+    message = one_message(page)
+    expect(message).to_contain_text("The MCP")
+    expect(message).to_have_attribute("data-status", "streaming")
+    assert cards.evaluate_all("cards => cards.map(card => card.iuKept === true)") == [True, True]
+    expect(page.get_by_test_id("tool-call-label")).to_have_text([MCP_WIRING, OAUTH])
+    expect(message).to_contain_text(REPLY)
+    settled(page)
 
 
 def test_reload_mid_text_keeps_one_message_and_completes_the_reply(

@@ -23,6 +23,7 @@ from intent_ui.ui.viewmodels import (
     goal_line,
     has_timeline,
     pretty_arguments,
+    settled_prefix,
 )
 
 
@@ -222,3 +223,16 @@ def test_header_only_groups_start_closed_and_keep_their_own_open_state() -> None
     opened = {group.key: False, compact_key(group.key): True}
     group = build_turn_parts(turn, message_id="m", lang="en", group_open=opened)[1].group
     assert not group.open and group.compact_open
+
+
+def test_the_settled_prefix_grows_as_rounds_finish_and_never_takes_the_last_part() -> None:
+    turn = two_calls()  # text, then a block with b still streaming
+    assert settled_prefix(turn) == 1
+    turn.apply(CallSettled(7, "a", "settled", output="1 match"))
+    turn.apply(CallSettled(8, "b", "settled", output="2 matches"))
+    assert settled_prefix(turn) == 1  # the block is the last part: it may still change
+    turn.apply(TextDelta(9, "Found them."))
+    assert settled_prefix(turn) == 2
+    turn.apply(CallStarted(10, "c", "search_code", 1, "github", True))
+    turn.apply(TextDelta(11, "More."))
+    assert settled_prefix(turn) == 3  # stops at the block whose call is in flight

@@ -12,7 +12,7 @@ from __future__ import annotations
 import reflex as rx
 
 from intent_ui.ui.state import ChatState
-from intent_ui.ui.viewmodels import CardVM, GroupVM, MessageVM
+from intent_ui.ui.viewmodels import CardVM, GroupVM
 
 STATE_ICONS = {
     "streaming": "loader",
@@ -219,6 +219,7 @@ def tool_group(group: GroupVM, labels: rx.Var, density: rx.Var) -> rx.Component:
             "data-testid": "tool-group",
             "data-phase": group.phase,
             "data-calm": group.calm.to_string(),
+            "data-lazy": group.lazy.to_string(),
         },
     )
 
@@ -295,13 +296,13 @@ def _mark(card: CardVM, group_key: rx.Var) -> rx.Component:
     )
 
 
-def timeline(message: MessageVM, labels: rx.Var) -> rx.Component:
+def timeline(parts: rx.Var, labels: rx.Var) -> rx.Component:
     """One mark per call in order, coloured by state; choosing one opens its card and
     scrolls to it (the scroll is `assets/intent_ui.js`'s: it waits for the card to be
     rendered open)."""
     return rx.el.div(
         rx.foreach(
-            message.parts,
+            parts,
             lambda part: rx.foreach(part.group.cards, lambda card: _mark(card, part.group.key)),
         ),
         role="list",

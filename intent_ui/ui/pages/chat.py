@@ -156,7 +156,11 @@ def _part(part: PartVM) -> rx.Component:
     )
 
 
-def _assistant(message: MessageVM) -> rx.Component:
+def _assistant(message: MessageVM, parts: rx.Var | None = None) -> rx.Component:
+    """An assistant turn; `parts` when they are not all in `message.parts` (the live
+    turn's settled head is a var of its own). One list, so a part moving from one var
+    to the other keeps its place, and nothing is mounted again."""
+    parts = message.parts if parts is None else parts
     return rx.el.div(
         # The "why" of the turn, above its tool groups: the goal the model chose.
         rx.cond(
@@ -168,8 +172,8 @@ def _assistant(message: MessageVM) -> rx.Component:
                 class_name="iu-goal",
             ),
         ),
-        rx.cond(message.timeline, timeline(message, ChatState.t)),
-        rx.foreach(message.parts, _part),
+        rx.cond(message.timeline, timeline(parts, ChatState.t)),
+        rx.foreach(parts, _part),
         rx.cond(
             message.error != "", rx.el.div(message.error, class_name="iu-error-note", role="alert")
         ),
@@ -195,7 +199,10 @@ def message_list() -> rx.Component:
     return rx.el.div(
         rx.el.div(
             rx.foreach(ChatState.messages, _message),
-            rx.cond(LiveState.live_active, _assistant(LiveState.live)),
+            rx.cond(
+                LiveState.live_active,
+                _assistant(LiveState.live, LiveState.live_head + LiveState.live.parts),
+            ),
             class_name="iu-thread",
         ),
         id="iu-messages",
