@@ -23,12 +23,24 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from intent_ui.agent.session import TurnSession  # noqa: E402
-from intent_ui.core.events import ArgsDelta, CallStarted  # noqa: E402
+from intent_ui.core.events import (  # noqa: E402
+    ArgsComplete,
+    ArgsDelta,
+    CallSettled,
+    CallStarted,
+    TextDelta,
+)
+from intent_ui.core.turn import TurnView  # noqa: E402
 from intent_ui.store import conversations as conv  # noqa: E402
 from intent_ui.store.db import init_db  # noqa: E402
 from intent_ui.store.models import LOCAL_USER_ID  # noqa: E402
 from intent_ui.store.turns import EventLog  # noqa: E402
-from intent_ui.ui.viewmodels import CardCache, build_turn_parts  # noqa: E402
+from intent_ui.ui.viewmodels import (  # noqa: E402
+    CardCache,
+    MessageVM,
+    build_turn_parts,
+    settled_prefix,
+)
 
 FRAGMENT = 4
 WINDOW = 256  # fragments timed around each point
@@ -64,6 +76,35 @@ def run(args: str, fragment: int, marks: list[int]) -> dict[int, float]:
     return timings
 
 
+def push_bytes(rounds: int, calls: int) -> tuple[int, int]:
+    """JSON bytes of one push while round `rounds` streams, after `rounds - 1` finished
+    rounds of `calls` calls each: (the whole message, the live tail)."""
+    from reflex_base.utils.format import json_dumps
+
+    turn, seq = TurnView(), 0
+    for block in range(rounds):
+        for i in range(calls):
+            call_id = f"r{block}c{i}"
+            args = json.dumps({"intent": f"Reading part {i} of round {block}", "path": "."})
+            seq += 1
+            turn.apply(CallStarted(seq, call_id, "read_file", block, label_bearing=True))
+            seq += 1
+            turn.apply(ArgsDelta(seq, call_id, args if block < rounds - 1 else args[:24]))
+            if block < rounds - 1:
+                seq += 1
+                turn.apply(ArgsComplete(seq, call_id, args))
+                seq += 1
+                turn.apply(CallSettled(seq, call_id, "settled", output="ok"))
+        if block < rounds - 1:
+            seq += 1
+            turn.apply(TextDelta(seq, f"Round {block} read; reading on.\n"))
+    parts = build_turn_parts(turn, message_id="m", lang="en")
+    tail = parts[settled_prefix(turn) :]
+    return len(json_dumps(MessageVM(id="m", parts=parts))), len(
+        json_dumps(MessageVM(id="m", parts=tail))
+    )
+
+
 def main() -> None:
     content = json.dumps({"intent": "Writing the quarterly report", "content": "x" * 70_000})
     early, late = 1_024, 64 * 1_024
@@ -83,6 +124,12 @@ def main() -> None:
     print(f"  at  4 KB of intent: {marks[4_096]:7.1f} us")
     print(f"  at 20 KB of intent: {marks[20_000]:7.1f} us")
     print(f"  ratio 20 KB / 4 KB: {marks[20_000] / marks[4_096]:7.2f}  (flat is ~1)")
+
+    whole, tail = push_bytes(rounds=10, calls=20)
+    print("\none push while round 10 of a turn streams (9 finished rounds of 20 calls)")
+    print(f"  the whole message:  {whole / 1024:7.1f} KB")
+    print(f"  the live tail:      {tail / 1024:7.1f} KB")
+    print(f"  ratio whole / tail: {whole / tail:7.1f}")
 
 
 if __name__ == "__main__":
