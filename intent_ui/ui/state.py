@@ -38,6 +38,7 @@ from intent_ui.ui.coalescer import LeadingEdgeCoalescer
 from intent_ui.ui.host import Host, current_host, get_host
 from intent_ui.ui.viewmodels import (
     CardCache,
+    CardVM,
     HeaderHold,
     MessageVM,
     PartVM,
@@ -46,6 +47,7 @@ from intent_ui.ui.viewmodels import (
     goal_line,
     has_timeline,
     settled_prefix,
+    slotted_parts,
 )
 
 logger = logging.getLogger(__name__)
@@ -327,7 +329,7 @@ class ChatState(AuthState):
         self.running = False
         # Left here, not chained: a chained background `follow` starts at once, before a
         # chained `leave` (which waits its turn in the tab's queue) would undo it.
-        (await self.get_state(LiveState))._hide()
+        await (await self.get_state(LiveState))._hide()
         running = await self._open(host, user, conversation_id)
         return LiveState.follow if running else None
 
@@ -497,15 +499,16 @@ class LiveState(ChatState):
     announcement: str = ""
 
     @rx.event
-    def leave(self) -> None:
+    async def leave(self) -> None:
         """Stop showing a live turn here (the turn itself keeps running in its session)."""
-        self._hide()
+        await self._hide()
 
-    def _hide(self) -> None:
+    async def _hide(self) -> None:
         _FOLLOWING.pop(self.router.session.client_token, None)
         self.live = MessageVM()
         self.live_head = []
         self.live_active = False
+        _clear_slots(await self.get_state(LiveSlots))
 
     @rx.event(background=True)
     async def follow(self) -> None:
@@ -573,13 +576,15 @@ class _Follower:
             head = parts[:settled]
             if head != self.state.get_value("live_head"):
                 self.state.live_head = head
+            tail, cards = slotted_parts(parts[settled:], LIVE_SLOTS)
+            await _fill_slots(self.state, cards)
             self.state.live = MessageVM(
                 id=self.session.message_id,
                 role="assistant",
                 status="streaming",
                 goal=goal_line(self.session.view),
                 timeline=has_timeline(self.session.view),
-                parts=parts[settled:],
+                parts=tail,
             )
             self.state.live_active = True
             if self.spoken != self.state.announcement:
@@ -617,6 +622,7 @@ class _Follower:
             del _FOLLOWING[self.token]
             self.state.live = MessageVM()
             self.state.live_head = []
+            _clear_slots(await self.state.get_state(LiveSlots))
             self.state.live_active = False
             chat.running = False
             chat.error = session.view.error or ""
@@ -624,6 +630,48 @@ class _Follower:
                 if chat.conversation_id == session.conversation_id:
                     await chat._rerender(self.host, chat._viewer)
                 await chat._refresh_conversations(self.host, chat._viewer)
+
+
+LIVE_SLOTS = 256
+"""Cards of the live round that travel one var each (`LiveSlots`); a round with more
+cards sends them inside its groups, as one var."""
+
+
+def _slot(index: int) -> str:
+    return f"slot_{index}"
+
+
+LiveSlots = type(
+    "LiveSlots",
+    (LiveState,),
+    {
+        "__module__": __name__,
+        "__qualname__": "LiveSlots",
+        "__doc__": (
+            "The live round's cards, one var per card: a delta carries the cards whose "
+            "view model changed. The page reads slot `first_slot + i` of a group "
+            "(`ui.components.tool_call.slot_card`); what is not in use is None."
+        ),
+        "__annotations__": {_slot(i): CardVM | None for i in range(LIVE_SLOTS)},
+        **{_slot(i): None for i in range(LIVE_SLOTS)},
+    },
+)
+
+
+async def _fill_slots(live: Any, cards: list[CardVM]) -> None:
+    """Put each card in its slot, touching only the slots whose card changed."""
+    slots = await live.get_state(LiveSlots)
+    for index, card in enumerate(cards):
+        current = slots.get_value(_slot(index))
+        if current is not card and current != card:
+            setattr(slots, _slot(index), card)
+
+
+def _clear_slots(slots: Any) -> None:
+    """Empty the slots in use, so a page loaded later is not sent a finished round."""
+    for index in range(LIVE_SLOTS):
+        if slots.get_value(_slot(index)) is not None:
+            setattr(slots, _slot(index), None)
 
 
 _WAKE: dict[str, Any] = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from partial_json_parser import loads as partial_loads
 
@@ -92,6 +92,10 @@ class GroupVM:
     elapsed: str = ""
     ticking: bool = False
     cards: list[CardVM] = field(default_factory=list)
+    # A live group whose cards travel in slot vars (see `slotted_parts`): its cards are
+    # slots first_slot .. first_slot + slot_count - 1, and `cards` is empty.
+    first_slot: int = -1
+    slot_count: int = 0
 
 
 @dataclass
@@ -232,6 +236,26 @@ def settled_prefix(turn: TurnView) -> int:
             break
         count += 1
     return count
+
+
+def slotted_parts(parts: list[PartVM], slots: int) -> tuple[list[PartVM], list[CardVM]]:
+    """`parts` with every group's cards moved out into numbered slots, in order, and the
+    cards by slot. A live view keeps each slot in a var of its own, so a push carries
+    the cards that changed rather than every card of the round. More cards than `slots`
+    stay in their groups (nothing moved, no cards returned)."""
+    if sum(len(part.group.cards) for part in parts if part.kind == "group") > slots:
+        return parts, []
+    out: list[PartVM] = []
+    cards: list[CardVM] = []
+    for part in parts:
+        if part.kind != "group":
+            out.append(part)
+            continue
+        group = part.group
+        moved = replace(group, cards=[], first_slot=len(cards), slot_count=len(group.cards))
+        cards.extend(group.cards)
+        out.append(replace(part, group=moved))
+    return out, cards
 
 
 def has_timeline(turn: TurnView) -> bool:

@@ -8,7 +8,11 @@ it into its `TurnView` (the one intent decode), appends it to the event log (flu
 real SQLite file every 25 fragments, as the ~100 ms timer would), and a follower builds
 the card it would push. The cost per fragment is measured while the arguments are about
 1 KB long and again at about 64 KB, side by side in one run; the ratio is what matters.
-Also printed: a 20 KB intent streamed one character per fragment (the label itself grows).
+Also printed: a 20 KB intent streamed one character per fragment (the label itself grows),
+and the bytes one push sends while one call of a long turn streams: the whole message
+(what every push used to send), the live round (finished rounds travel once, as
+`LiveState.live_head`), and what is sent now: the round's structure and the one card
+that changed (its slot in `LiveSlots`).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from intent_ui.ui.viewmodels import (  # noqa: E402
     MessageVM,
     build_turn_parts,
     settled_prefix,
+    slotted_parts,
 )
 
 FRAGMENT = 4
@@ -76,32 +81,40 @@ def run(args: str, fragment: int, marks: list[int]) -> dict[int, float]:
     return timings
 
 
-def push_bytes(rounds: int, calls: int) -> tuple[int, int]:
-    """JSON bytes of one push while round `rounds` streams, after `rounds - 1` finished
-    rounds of `calls` calls each: (the whole message, the live tail)."""
+def push_bytes(rounds: int, calls: int) -> tuple[int, int, int]:
+    """JSON bytes of one push while the last call of round `rounds` streams its intent,
+    after `rounds - 1` finished rounds of `calls` calls each: the whole message (what
+    every push sent at first), the live round with its cards (finished rounds apart),
+    and the live round's structure plus the one card that changed (cards in slots)."""
     from reflex_base.utils.format import json_dumps
 
     turn, seq = TurnView(), 0
+    last = rounds - 1
     for block in range(rounds):
         for i in range(calls):
             call_id = f"r{block}c{i}"
             args = json.dumps({"intent": f"Reading part {i} of round {block}", "path": "."})
+            streaming = block == last and i == calls - 1
             seq += 1
             turn.apply(CallStarted(seq, call_id, "read_file", block, label_bearing=True))
             seq += 1
-            turn.apply(ArgsDelta(seq, call_id, args if block < rounds - 1 else args[:24]))
-            if block < rounds - 1:
+            turn.apply(ArgsDelta(seq, call_id, args[:24] if streaming else args))
+            if not streaming:
                 seq += 1
                 turn.apply(ArgsComplete(seq, call_id, args))
+            if block < last:
                 seq += 1
                 turn.apply(CallSettled(seq, call_id, "settled", output="ok"))
-        if block < rounds - 1:
+        if block < last:
             seq += 1
             turn.apply(TextDelta(seq, f"Round {block} read; reading on.\n"))
     parts = build_turn_parts(turn, message_id="m", lang="en")
     tail = parts[settled_prefix(turn) :]
-    return len(json_dumps(MessageVM(id="m", parts=parts))), len(
-        json_dumps(MessageVM(id="m", parts=tail))
+    structure, cards = slotted_parts(tail, slots=256)
+    return (
+        len(json_dumps(MessageVM(id="m", parts=parts))),
+        len(json_dumps(MessageVM(id="m", parts=tail))),
+        len(json_dumps(MessageVM(id="m", parts=structure))) + len(json_dumps(cards[-1])),
     )
 
 
@@ -125,11 +138,12 @@ def main() -> None:
     print(f"  at 20 KB of intent: {marks[20_000]:7.1f} us")
     print(f"  ratio 20 KB / 4 KB: {marks[20_000] / marks[4_096]:7.2f}  (flat is ~1)")
 
-    whole, tail = push_bytes(rounds=10, calls=20)
-    print("\none push while round 10 of a turn streams (9 finished rounds of 20 calls)")
-    print(f"  the whole message:  {whole / 1024:7.1f} KB")
-    print(f"  the live tail:      {tail / 1024:7.1f} KB")
-    print(f"  ratio whole / tail: {whole / tail:7.1f}")
+    whole, tail, changed = push_bytes(rounds=10, calls=20)
+    print("\none push while the last call of round 10 streams (9 finished rounds, 20 calls each)")
+    print(f"  the whole message:              {whole / 1024:7.1f} KB")
+    print(f"  the live round:                 {tail / 1024:7.1f} KB")
+    print(f"  the round's structure + 1 card: {changed / 1024:7.1f} KB")
+    print(f"  ratio whole / what is sent:     {whole / changed:7.1f}")
 
 
 if __name__ == "__main__":

@@ -191,6 +191,34 @@ def test_a_finished_round_stays_on_the_page_while_the_reply_streams(
     settled(page)
 
 
+def test_a_push_carries_the_card_that_changed_not_its_settled_sibling(
+    app: AppHarness, page: Page, scenario: Scenario
+) -> None:
+    """While the second call's intent streams, the first card no longer changes: the
+    pushes the page receives carry the second card only (nothing of the first card
+    travels again), and the page still shows both."""
+    release = threading.Event()
+    scenario.first = calls_script(
+        SEARCHES, hold_when='"Searching for OAuth handling in the', release=release
+    )
+    frames: list[str] = []
+    page.on(
+        "websocket",
+        lambda socket: socket.on("framereceived", lambda frame: frames.append(str(frame))),
+    )
+    label = page.get_by_test_id("tool-call-label")
+    try:
+        send(page, app, "Search the repo for MCP wiring and OAuth handling")
+        expect(label).to_have_text([MCP_WIRING, re.compile("^Searching for OAuth handling in")])
+    finally:
+        release.set()
+    while_b_streams = [frame for frame in frames if "Searching for OAuth" in frame]
+    assert len(while_b_streams) >= 2
+    assert not [frame for frame in while_b_streams if '"call_a"' in frame]
+    expect(label).to_have_text([MCP_WIRING, OAUTH])
+    settled(page)
+
+
 def test_reload_mid_text_keeps_one_message_and_completes_the_reply(
     app: AppHarness, page: Page, scenario: Scenario
 ) -> None:

@@ -24,6 +24,7 @@ from intent_ui.ui.viewmodels import (
     has_timeline,
     pretty_arguments,
     settled_prefix,
+    slotted_parts,
 )
 
 
@@ -236,3 +237,22 @@ def test_the_settled_prefix_grows_as_rounds_finish_and_never_takes_the_last_part
     turn.apply(CallStarted(10, "c", "search_code", 1, "github", True))
     turn.apply(TextDelta(11, "More."))
     assert settled_prefix(turn) == 3  # stops at the block whose call is in flight
+
+
+def test_slotted_parts_number_the_cards_of_every_group_in_order() -> None:
+    turn = two_calls()
+    turn.apply(TextDelta(7, "And more."))
+    turn.apply(CallStarted(8, "c", "search_code", 1, "github", True))
+    parts = build_turn_parts(turn, message_id="m", lang="en")
+    slotted, cards = slotted_parts(parts, slots=8)
+    assert [card.call_id for card in cards] == ["a", "b", "c"]
+    groups = [part.group for part in slotted if part.kind == "group"]
+    assert [(g.first_slot, g.slot_count, g.cards) for g in groups] == [(0, 2, []), (2, 1, [])]
+    assert [part.text for part in slotted if part.kind == "text"] == ["Looking.\n", "And more."]
+    # Headers and the rest of each group travel unchanged.
+    assert [g.header for g in groups] == [p.group.header for p in parts if p.kind == "group"]
+
+
+def test_more_cards_than_slots_stay_in_their_groups() -> None:
+    parts = build_turn_parts(two_calls(), message_id="m", lang="en")
+    assert slotted_parts(parts, slots=1) == (parts, [])

@@ -9,9 +9,12 @@ nothing and keeps every label identical.
 
 from __future__ import annotations
 
-import reflex as rx
+from collections.abc import Callable
 
-from intent_ui.ui.state import ChatState
+import reflex as rx
+from reflex_base.vars.base import VarData
+
+from intent_ui.ui.state import ChatState, LiveSlots
 from intent_ui.ui.viewmodels import CardVM, GroupVM
 
 STATE_ICONS = {
@@ -192,10 +195,44 @@ def tool_card(card: CardVM, labels: rx.Var, density: rx.Var) -> rx.Component:
     )
 
 
+def slot_card(index: rx.Var) -> rx.Var:
+    """The card in live slot `index` (`LiveSlots`): one var per card, picked by number in
+    the browser, so the page subscribes to the slots once and each delta carries only
+    the cards that changed."""
+    first = LiveSlots.slot_0
+    state, field_name = str(first).rsplit(".", 1)
+    suffix = field_name.removeprefix("slot_0")  # how the compiled state names its fields
+    return rx.Var(
+        _js_expr=f'{state}["slot_" + ({index}) + "{suffix}"]',
+        _var_type=CardVM,
+        _var_data=VarData.merge(first._get_all_var_data(), index._get_all_var_data()),
+    ).guess_type()
+
+
+def each_card(
+    group: GroupVM, render: Callable[[CardVM], rx.Component], slotted: bool
+) -> rx.Component:
+    """`render` for each card of the group, in order. `slotted` (the live turn only): a
+    group whose cards travel in live slots reads them from there."""
+    embedded = rx.foreach(group.cards, render)
+    if not slotted:
+        return embedded
+    return rx.cond(
+        group.first_slot >= 0,
+        rx.foreach(
+            rx.Var.range(group.slot_count),
+            lambda offset: render(slot_card(group.first_slot + offset)),
+        ),
+        embedded,
+    )
+
+
 GLYPHS = {"tools": "wrench", "subagents": "users", "questions": "circle-help"}
 
 
-def tool_group(group: GroupVM, labels: rx.Var, density: rx.Var) -> rx.Component:
+def tool_group(
+    group: GroupVM, labels: rx.Var, density: rx.Var, slotted: bool = False
+) -> rx.Component:
     """Two or more calls: a header button tracking the live edge, then the cards. Intents
     keeps every group open; header-only shows the header line until it is opened there."""
     is_open = rx.match(density, ("intents", True), ("header", group.compact_open), group.open)
@@ -210,7 +247,7 @@ def tool_group(group: GroupVM, labels: rx.Var, density: rx.Var) -> rx.Component:
         rx.cond(
             is_open,
             rx.el.div(
-                rx.foreach(group.cards, lambda card: tool_card(card, labels, density)),
+                each_card(group, lambda card: tool_card(card, labels, density), slotted),
                 class_name="iu-group-cards",
             ),
         ),
@@ -256,12 +293,15 @@ def _group_head(group: GroupVM, is_open: rx.Var) -> rx.Component:
     )
 
 
-def tool_part(group: GroupVM, labels: rx.Var, density: rx.Var) -> rx.Component:
-    """A single call renders as a card; two or more as a group."""
+def tool_part(
+    group: GroupVM, labels: rx.Var, density: rx.Var, slotted: bool = False
+) -> rx.Component:
+    """A single call renders as a card; two or more as a group. `slotted`: see
+    `each_card`."""
     return rx.cond(
         group.single,
-        rx.foreach(group.cards, lambda card: tool_card(card, labels, density)),
-        tool_group(group, labels, density),
+        each_card(group, lambda card: tool_card(card, labels, density), slotted),
+        tool_group(group, labels, density, slotted),
     )
 
 
@@ -296,14 +336,14 @@ def _mark(card: CardVM, group_key: rx.Var) -> rx.Component:
     )
 
 
-def timeline(parts: rx.Var, labels: rx.Var) -> rx.Component:
+def timeline(parts: rx.Var, labels: rx.Var, slotted: bool = False) -> rx.Component:
     """One mark per call in order, coloured by state; choosing one opens its card and
     scrolls to it (the scroll is `assets/intent_ui.js`'s: it waits for the card to be
     rendered open)."""
     return rx.el.div(
         rx.foreach(
             parts,
-            lambda part: rx.foreach(part.group.cards, lambda card: _mark(card, part.group.key)),
+            lambda part: each_card(part.group, lambda card: _mark(card, part.group.key), slotted),
         ),
         role="list",
         class_name="iu-timeline",

@@ -148,18 +148,20 @@ def reply_text(text: rx.Var[str]) -> rx.Component:
     return reply_markdown(text)
 
 
-def _part(part: PartVM) -> rx.Component:
+def _part(part: PartVM, slotted: bool = False) -> rx.Component:
     return rx.cond(
         part.kind == "text",
         reply_text(text=part.text),
-        tool_part(part.group, ChatState.t, ChatState.density),
+        tool_part(part.group, ChatState.t, ChatState.density, slotted),
     )
 
 
 def _assistant(message: MessageVM, parts: rx.Var | None = None) -> rx.Component:
-    """An assistant turn; `parts` when they are not all in `message.parts` (the live
-    turn's settled head is a var of its own). One list, so a part moving from one var
-    to the other keeps its place, and nothing is mounted again."""
+    """An assistant turn; `parts` for the live turn, whose settled head is a var of its
+    own and whose current round's cards travel in live slots (`each_card`). One list, so
+    a part moving from one var to the other keeps its place, and nothing is mounted
+    again."""
+    slotted = parts is not None
     parts = message.parts if parts is None else parts
     return rx.el.div(
         # The "why" of the turn, above its tool groups: the goal the model chose.
@@ -172,8 +174,8 @@ def _assistant(message: MessageVM, parts: rx.Var | None = None) -> rx.Component:
                 class_name="iu-goal",
             ),
         ),
-        rx.cond(message.timeline, timeline(parts, ChatState.t)),
-        rx.foreach(parts, _part),
+        rx.cond(message.timeline, timeline(parts, ChatState.t, slotted)),
+        rx.foreach(parts, lambda part: _part(part, slotted)),
         rx.cond(
             message.error != "", rx.el.div(message.error, class_name="iu-error-note", role="alert")
         ),
