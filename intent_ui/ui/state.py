@@ -546,6 +546,7 @@ class _Follower:
         self.hold = HeaderHold()
         self.cards = CardCache()
         self.spoken = ""
+        self.round_cards: list[CardVM] = []  # the live round's cards as the tab has them
         self.coalescer = LeadingEdgeCoalescer(self.push)
 
     def following(self) -> bool:
@@ -576,8 +577,7 @@ class _Follower:
             head = parts[:settled]
             if head != self.state.get_value("live_head"):
                 self.state.live_head = head
-            tail, cards = slotted_parts(parts[settled:], LIVE_SLOTS)
-            await _fill_slots(self.state, cards)
+            tail = await _slot_or_embed(self.state, parts[settled:], self.round_cards)
             self.state.live = MessageVM(
                 id=self.session.message_id,
                 role="assistant",
@@ -658,13 +658,34 @@ LiveSlots = type(
 )
 
 
-async def _fill_slots(live: Any, cards: list[CardVM]) -> None:
-    """Put each card in its slot, touching only the slots whose card changed."""
+async def _slot_or_embed(live: Any, parts: list[PartVM], sent: list[CardVM]) -> list[PartVM]:
+    """The live round's parts as this push sends them; `sent` holds the round's cards as
+    the tab last received them and is updated.
+
+    When a few of the round's cards changed since then (one call streaming among settled
+    ones, the usual case), the cards go to their slots and only slots that differ are
+    set. When most changed (every call of a wide round streaming at once), one var
+    carrying the round costs less than a var per card, and the cards stay inside their
+    groups. The page renders both the same way, keyed by position, so switching keeps
+    every element."""
+    structure, cards = slotted_parts(parts, LIVE_SLOTS)
+    if not cards:
+        sent[:] = []
+        return parts
+    changed = sum(
+        1
+        for index, card in enumerate(cards)
+        if index >= len(sent) or (sent[index] is not card and sent[index] != card)
+    )
+    sent[:] = cards
+    if changed * 2 > len(cards):
+        return parts
     slots = await live.get_state(LiveSlots)
     for index, card in enumerate(cards):
         current = slots.get_value(_slot(index))
         if current is not card and current != card:
             setattr(slots, _slot(index), card)
+    return structure
 
 
 def _clear_slots(slots: Any) -> None:
