@@ -259,14 +259,10 @@ class TurnView:
         if not event.chunk:
             return set()
         self._args[event.call_id].append(event.chunk)
-        args_len = record.args_len + len(event.chunk)
         stream = self._streams.get(event.call_id)
         found = stream.feed(event.chunk) if stream is not None else None
-        if found is None:
-            updated = replace(record, args_len=args_len)
-        else:
-            updated = _with_intent(record, found, event.seq, args_len=args_len)
-        return self._store(record, updated)
+        args_len = record.args_len + len(event.chunk)
+        return self._store(record, _with_intent(record, found, event.seq, args_len=args_len))
 
     def _complete(self, event: ArgsComplete) -> set[str]:
         record = self._known(event.call_id, event)
