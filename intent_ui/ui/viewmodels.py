@@ -318,17 +318,16 @@ def _timing(span: Span, running: bool) -> dict[str, str | bool]:
     """The elapsed-time fields of a card or group view model (none without timestamps)."""
     if span.start <= 0 or (not running and span.end <= 0):
         return {}
+    started = round(span.start * 1000)
     if running:
-        return {"started_at": _ms(span.start), "ticking": True}
+        return {"started_at": str(started), "ticking": True}
+    # The duration is read from the stamps the page gets, so both always agree.
+    settled = round(span.end * 1000)
     return {
-        "started_at": _ms(span.start),
-        "settled_at": _ms(span.end),
-        "elapsed": format_elapsed((span.end - span.start) * 1000),
+        "started_at": str(started),
+        "settled_at": str(settled),
+        "elapsed": format_elapsed(settled - started),
     }
-
-
-def _ms(seconds: float) -> str:
-    return str(round(seconds * 1000))
 
 
 def _sibling_suffixes(

@@ -256,3 +256,13 @@ def test_slotted_parts_number_the_cards_of_every_group_in_order() -> None:
 def test_more_cards_than_slots_stay_in_their_groups() -> None:
     parts = build_turn_parts(two_calls(), message_id="m", lang="en")
     assert slotted_parts(parts, slots=1) == (parts, [])
+
+
+def test_a_settled_duration_reads_the_same_as_its_own_timestamps() -> None:
+    # 100.0004 s and 100.5 s are stamped as 100000 ms and 100500 ms: the page shows, and
+    # a reader can check, 0.5 s, even though the unrounded difference is 499.6 ms.
+    turn = TurnView()
+    turn.apply(CallStarted(1, "a", "search_code", 0, None, True, at=100.0004))
+    turn.apply(CallSettled(2, "a", "settled", output="ok", at=100.5))
+    card = build_turn_parts(turn, message_id="m", lang="en")[0].group.cards[0]
+    assert (card.started_at, card.settled_at, card.elapsed) == ("100000", "100500", "0.5s")
