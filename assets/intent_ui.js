@@ -65,6 +65,29 @@
     requestAnimationFrame(function () { tickQueued = false; tick(); });
   }).observe(document.documentElement, { childList: true, subtree: true });
 
+  // Keyboard focus on a card's line survives the card being rendered anew: when a turn
+  // ends, its message moves from the live view to the history as new elements, and a
+  // reader who was on a card (say, about to press Enter) stays on that card. Only a
+  // focus the page lost with its element is restored; a click elsewhere forgets it.
+  var focusedHead = null;
+  document.addEventListener("focusin", function (event) {
+    var target = event.target;
+    var onHead = target && target.classList && target.classList.contains("iu-card-head");
+    focusedHead = onHead && target.closest('[data-testid="tool-call"]') ? target : null;
+  });
+  document.addEventListener("pointerdown", function () { focusedHead = null; }, true);
+  new MutationObserver(function () {
+    if (!focusedHead || focusedHead.isConnected) return;
+    var active = document.activeElement;
+    if (active && active !== document.body) { focusedHead = null; return; }
+    var card = focusedHead.closest('[data-testid="tool-call"]');
+    var id = card ? card.getAttribute("data-call-id") : null;
+    var selector = '[data-testid="tool-call"][data-call-id="' + CSS.escape(id || "") + '"] .iu-card-head';
+    var again = id ? document.querySelector(selector) : null;
+    focusedHead = null;
+    if (again) again.focus({ preventScroll: true });
+  }).observe(document.documentElement, { childList: true, subtree: true });
+
   // A timeline mark opens its card on the server; once the card is on the page (its
   // group may have been closed) scroll it into view and move focus to it.
   document.addEventListener("click", function (event) {

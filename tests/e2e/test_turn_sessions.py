@@ -219,6 +219,32 @@ def test_a_push_carries_the_card_that_changed_not_its_settled_sibling(
     settled(page)
 
 
+def test_a_card_keeps_keyboard_focus_when_its_turn_ends(
+    app: AppHarness, page: Page, scenario: Scenario
+) -> None:
+    """The finished turn moves from the live view to the history as new elements; a
+    reader on a card stays on it, and Enter still opens it."""
+    release = threading.Event()
+    scenario.first = calls_script(SEARCHES)
+    scenario.followup = reply(DONE, hold_when="Both", release=release)
+    cards = page.get_by_test_id("tool-call")
+    try:
+        send(page, app, "Search the repo for MCP wiring and OAuth handling")
+        expect(cards.nth(0)).to_have_attribute("data-state", "settled")
+        expect(one_message(page)).to_contain_text("Both")
+        cards.nth(0).get_by_role("button").focus()
+    finally:
+        release.set()
+    expect(one_message(page)).to_contain_text(DONE)
+    settled(page)
+    focused = page.evaluate(
+        "document.activeElement.closest('[data-testid=\"tool-call\"]')?.dataset.callId ?? null"
+    )
+    assert focused == "call_a"
+    page.keyboard.press("Enter")
+    expect(cards.nth(0).get_by_role("button")).to_have_attribute("aria-expanded", "true")
+
+
 def test_reload_mid_text_keeps_one_message_and_completes_the_reply(
     app: AppHarness, page: Page, scenario: Scenario
 ) -> None:
