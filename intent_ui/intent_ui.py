@@ -19,6 +19,7 @@ for _name in sorted(_reloaded, key=lambda n: n == "intent_ui.ui.auth"):
 
 from intent_ui.ui.auth import LOGIN_ROUTE  # noqa: E402
 from intent_ui.ui.builder_state import AgentsState  # noqa: E402
+from intent_ui.ui.heap import freeze_startup_heap  # noqa: E402
 from intent_ui.ui.intents_state import IntentsState  # noqa: E402
 from intent_ui.ui.pages.agents import agents_page  # noqa: E402
 from intent_ui.ui.pages.chat import chat_page  # noqa: E402
@@ -33,6 +34,7 @@ app = rx.App(
     stylesheets=["/intent_ui.css"],
     head_components=[rx.el.script(src="/intent_ui.js", defer=True)],
 )
+app.register_lifespan_task(freeze_startup_heap)
 app.add_page(chat_page, route="/", title="Intent UI", on_load=ChatState.load_page)
 app.add_page(
     agents_page, route="/agents", title="Agents · Intent UI", on_load=AgentsState.load_page

@@ -315,22 +315,26 @@ def group_header(
         phase = "summarized"
     # The live intent is shown bare (§1's streaming example); the suffix returns at settle.
     shown_suffix = "" if source == "intent" else suffix
-    # The accessible name reads at most a window of a very long label: it is recomputed
-    # on every change while the label streams, and nobody listens to 20 KB of it.
-    full = sanitize_label((text + shown_suffix)[:TITLE_WINDOW]).title
+    # Only text that is still happening shimmers: a finished call's outcome, shown
+    # because no in-flight call has an intent yet, stays still.
+    live = phase == "in_flight" and source != "outcome"
+    # The accessible name reads the whole label once it stops changing, and the text on
+    # screen while it is live: a live label changes with every fragment, and a name
+    # growing with each is work for the page and noise to a screen reader (the whole line
+    # is the header's title). Either way, at most a window of a very long label.
+    shown = sanitize_label((text + shown_suffix)[:TITLE_WINDOW], title=not live)
+    named = shown.text if live else shown.title
     if source in ("count", "subagents", "questions"):
-        aria = full
+        aria = named
     else:
-        aria = translate("group.aria", lang, label=full, n=count)
+        aria = translate("group.aria", lang, label=named, n=count)
     return HeaderView(
         text=text,
         phase=phase,
         source=source,
         aria_label=aria,
         glyph=glyph,
-        # Only text that is still happening shimmers: a finished call's outcome, shown
-        # because no in-flight call has an intent yet, stays still.
-        live=phase == "in_flight" and source != "outcome",
+        live=live,
         server_suffix=shown_suffix,
         count=count,
         collapse=source == "activity",

@@ -1,9 +1,13 @@
 """Leading-edge coalescing of UI pushes.
 
-Pushed at once when idle, then at most one push per frame, whatever the rate of changes:
-8 or 32 calls streaming fast neither flood the websocket nor drift behind (measurements
-in REFLEX_STREAMING.md). `push` does the one state update; callers only `mark()` that
-something changed.
+Pushed as soon as changes pause when idle, then at most one push per frame, whatever the
+rate of changes: 8 or 32 calls streaming fast neither flood the websocket nor drift
+behind (measurements in REFLEX_STREAMING.md). `push` does the one state update; callers
+only `mark()` that something changed.
+
+From idle, the push waits until no change came for `QUIET_SECONDS` (at most a frame):
+parallel calls often arrive as a burst of chunks, one per call, read in a few pieces.
+Pushing on the first piece would leave the rest of the burst a whole frame behind it.
 
 The frame is short (12 ms: a change waits at most that long for its push) and stretches
 when pushes get expensive: after a push that took `t`, the next waits at least `2 t` (at
@@ -19,6 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 FRAME_SECONDS = 0.012
+QUIET_SECONDS = 0.002
 STRETCH = 2.0
 MAX_FRAME_SECONDS = 0.05
 
@@ -29,10 +34,13 @@ class LeadingEdgeCoalescer:
         push: Callable[[], Awaitable[None]],
         *,
         frame_s: float = FRAME_SECONDS,
+        quiet_s: float = QUIET_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._push = push
         self._frame_s = frame_s
+        self._quiet_s = quiet_s
+        self._marks = 0
         self._clock = clock
         self._wake = asyncio.Event()
         self._dirty = False
@@ -49,6 +57,7 @@ class LeadingEdgeCoalescer:
     def mark(self) -> None:
         """Something changed: push now if idle, else at the next frame."""
         self._dirty = True
+        self._marks += 1
         self._wake.set()
 
     def mark_later(self, delay_s: float) -> None:
@@ -75,6 +84,8 @@ class LeadingEdgeCoalescer:
             wait = self._last_push + self.frame_s - self._clock()
             if wait > 0 and not self._closed:
                 await asyncio.sleep(wait)
+            elif not self._closed:
+                await self._until_quiet()
             if self._dirty:
                 self._dirty = False
                 self._last_push = self._clock()
@@ -82,4 +93,14 @@ class LeadingEdgeCoalescer:
                 await self._push()
                 self._last_cost = self._clock() - self._last_push
             if self._closed and not self._dirty:
+                return
+
+    async def _until_quiet(self) -> None:
+        """Return once no change came for `quiet_s`, or after about a frame of changes."""
+        if self._quiet_s <= 0:
+            return
+        for _ in range(max(1, round(self._frame_s / self._quiet_s))):
+            seen = self._marks
+            await asyncio.sleep(self._quiet_s)
+            if self._marks == seen or self._closed:
                 return

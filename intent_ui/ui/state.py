@@ -36,6 +36,7 @@ from intent_ui.store.db import StoreError
 from intent_ui.ui.auth import AuthState
 from intent_ui.ui.coalescer import LeadingEdgeCoalescer
 from intent_ui.ui.host import Host, current_host, get_host
+from intent_ui.ui.live_titles import TitleFeed
 from intent_ui.ui.viewmodels import (
     CardCache,
     CardVM,
@@ -508,7 +509,7 @@ class LiveState(ChatState):
         self.live = MessageVM()
         self.live_head = []
         self.live_active = False
-        _clear_slots(await self.get_state(LiveSlots))
+        await _clear_round(self)
 
     @rx.event(background=True)
     async def follow(self) -> None:
@@ -526,7 +527,11 @@ class LiveState(ChatState):
                 return
             current = _FOLLOWING.get(token)
             if current is not None and current.session is session:
-                return  # this tab already follows it (a second trigger after a reload)
+                # This tab already follows it (a second trigger after a reload): the page
+                # lost the titles it held, so the next push sends them in full.
+                current.titles.resync()
+                current.coalescer.mark()
+                return
             follower = _FOLLOWING[token] = _Follower(self, host, session, token, chat.lang)
             chat.running = True
         await follower.run()
@@ -546,7 +551,8 @@ class _Follower:
         self.hold = HeaderHold()
         self.cards = CardCache()
         self.spoken = ""
-        self.round_cards: list[CardVM] = []  # the live round's cards as the tab has them
+        self.round = _RoundCards()
+        self.titles = TitleFeed()
         self.coalescer = LeadingEdgeCoalescer(self.push)
 
     def following(self) -> bool:
@@ -577,8 +583,13 @@ class _Follower:
             head = parts[:settled]
             if head != self.state.get_value("live_head"):
                 self.state.live_head = head
-            tail = await _slot_or_embed(self.state, parts[settled:], self.round_cards)
-            self.state.live = MessageVM(
+            tail, title_ops = self.titles.split(parts[settled:])
+            if title_ops:
+                titles = await self.state.get_state(LiveTitles)
+                titles.title_turn = self.session.message_id
+                titles.title_ops = title_ops
+            tail = await self.round.slot_or_embed(self.state, tail)
+            live = MessageVM(
                 id=self.session.message_id,
                 role="assistant",
                 status="streaming",
@@ -586,7 +597,11 @@ class _Follower:
                 timeline=has_timeline(self.session.view),
                 parts=tail,
             )
-            self.state.live_active = True
+            # Only what changed is set: a push that only grew titles carries their appends.
+            if live != self.state.get_value("live"):
+                self.state.live = live
+            if not self.state.live_active:
+                self.state.live_active = True
             if self.spoken != self.state.announcement:
                 self.state.announcement = self.spoken
         due = self.hold.due_ms()
@@ -622,7 +637,7 @@ class _Follower:
             del _FOLLOWING[self.token]
             self.state.live = MessageVM()
             self.state.live_head = []
-            _clear_slots(await self.state.get_state(LiveSlots))
+            await _clear_round(self.state)
             self.state.live_active = False
             chat.running = False
             chat.error = session.view.error or ""
@@ -658,41 +673,70 @@ LiveSlots = type(
 )
 
 
-async def _slot_or_embed(live: Any, parts: list[PartVM], sent: list[CardVM]) -> list[PartVM]:
-    """The live round's parts as this push sends them; `sent` holds the round's cards as
-    the tab last received them and is updated.
+class _RoundCards:
+    """The live round's cards as one tab has them: as it last received them (`sent`),
+    and what its slot vars hold (`held`; read from the state once, then kept here, so a
+    push compares against a list rather than reading 256 state vars)."""
 
-    When a few of the round's cards changed since then (one call streaming among settled
-    ones, the usual case), the cards go to their slots and only slots that differ are
-    set. When most changed (every call of a wide round streaming at once), one var
-    carrying the round costs less than a var per card, and the cards stay inside their
-    groups. The page renders both the same way, keyed by position, so switching keeps
-    every element."""
-    structure, cards = slotted_parts(parts, LIVE_SLOTS)
-    if not cards:
-        sent[:] = []
-        return parts
-    changed = sum(
-        1
-        for index, card in enumerate(cards)
-        if index >= len(sent) or (sent[index] is not card and sent[index] != card)
-    )
-    sent[:] = cards
-    if changed * 2 > len(cards):
-        return parts
+    def __init__(self) -> None:
+        self.sent: list[CardVM] = []
+        self.held: list[CardVM | None] | None = None
+
+    async def slot_or_embed(self, live: Any, parts: list[PartVM]) -> list[PartVM]:
+        """The live round's parts as this push sends them.
+
+        When a few of the round's cards changed since the tab got them (one call
+        streaming among settled ones, the usual case), the cards go to their slots and
+        only slots that differ are set. When most changed (every call of a wide round
+        streaming at once), one var carrying the round costs less than a var per card,
+        and the cards stay inside their groups. The page renders both the same way,
+        keyed by position, so switching keeps every element."""
+        structure, cards = slotted_parts(parts, LIVE_SLOTS)
+        sent = self.sent
+        if not cards:
+            sent[:] = []
+            return parts
+        changed = sum(
+            1
+            for index, card in enumerate(cards)
+            if index >= len(sent) or (sent[index] is not card and sent[index] != card)
+        )
+        sent[:] = cards
+        if changed * 2 > len(cards):
+            return parts
+        slots = await live.get_state(LiveSlots)
+        if self.held is None:
+            self.held = [slots.get_value(_slot(index)) for index in range(LIVE_SLOTS)]
+        held = self.held
+        for index, card in enumerate(cards):
+            current = held[index]
+            if current is not card and current != card:
+                setattr(slots, _slot(index), card)
+                held[index] = card
+        return structure
+
+
+class LiveTitles(LiveState):
+    """The live round's streaming titles, sent as appends (`ui.live_titles`):
+    `title_ops` holds the operations of the latest push that had any, for the message
+    `title_turn`. The page applies each push's operations as it receives them
+    (`assets/live_titles.js`)."""
+
+    title_turn: str = ""
+    title_ops: list[tuple[str, int, str]] = []
+
+
+async def _clear_round(live: Any) -> None:
+    """Empty the live round's slots and titles, so a page loaded later is not sent a
+    finished round."""
     slots = await live.get_state(LiveSlots)
-    for index, card in enumerate(cards):
-        current = slots.get_value(_slot(index))
-        if current is not card and current != card:
-            setattr(slots, _slot(index), card)
-    return structure
-
-
-def _clear_slots(slots: Any) -> None:
-    """Empty the slots in use, so a page loaded later is not sent a finished round."""
     for index in range(LIVE_SLOTS):
         if slots.get_value(_slot(index)) is not None:
             setattr(slots, _slot(index), None)
+    titles = await live.get_state(LiveTitles)
+    if titles.title_turn or titles.title_ops:
+        titles.title_turn = ""
+        titles.title_ops = []
 
 
 _WAKE: dict[str, Any] = {}

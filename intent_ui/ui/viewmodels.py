@@ -55,6 +55,9 @@ class CardVM:
     state: str = "streaming"
     label: str = ""
     title: str = ""  # the full label, only when `label` is truncated (saves bytes per delta)
+    # A live streaming card's title travels apart, as appends (`ui.live_titles`): the page
+    # reads it under this key, and `title` is empty. "" everywhere else.
+    title_key: str = ""
     live: bool = False
     label_key: str = ""
     expanded: bool = False
@@ -74,6 +77,9 @@ class GroupVM:
     single: bool = True
     header: str = ""
     header_title: str = ""
+    # While the header streams an intent its title travels apart, like a card's (see
+    # CardVM.title_key), and `header_title` is empty.
+    title_key: str = ""
     header_key: str = ""
     suffix: str = ""
     aria_label: str = ""

@@ -219,6 +219,46 @@ def test_a_push_carries_the_card_that_changed_not_its_settled_sibling(
     settled(page)
 
 
+LONG_INTENT = "Fixing the 🐛 in " + "very " * 40 + "deep code 🚀 now"
+FULL_TITLE_ONLY = "very " * 25
+"""Longer than a label on screen can be (it is capped): only a whole title carries it."""
+
+
+def test_a_long_title_grows_by_appends_and_a_reload_gets_it_whole(
+    app: AppHarness, page: Page, scenario: Scenario
+) -> None:
+    """A streaming card's full label (its title) travels as what it gained per push,
+    not whole again every push; offsets survive emoji (two units in the page, one on the
+    server). A reloaded tab is sent it whole at once, without waiting for new fragments."""
+    release = threading.Event()
+    scenario.first = calls_script(
+        [("call_a", "search_code", {"intent": LONG_INTENT, "query": "bugs"})],
+        hold_when="deep code",
+        release=release,
+    )
+    frames: list[str] = []
+    page.on(
+        "websocket",
+        lambda socket: socket.on("framereceived", lambda frame: frames.append(str(frame))),
+    )
+    label = page.get_by_test_id("tool-call-label")
+    streamed_so_far = re.compile(r"^Fixing the 🐛 in (very ){40}deep code")
+    try:
+        send(page, app, "Fix the deep bug")
+        expect(label).to_have_attribute("title", streamed_so_far)
+        assert LONG_INTENT.startswith(label.get_attribute("title") or "")
+        whole_titles = [frame for frame in frames if FULL_TITLE_ONLY in frame]
+        assert len(whole_titles) <= 2, "the title was sent whole on most pushes"
+        page.reload()
+        expect(label).to_have_attribute("title", streamed_so_far, timeout=SHOWN)
+        expect(page.get_by_test_id("tool-call")).to_have_attribute("data-state", "streaming")
+    finally:
+        release.set()
+    expect(page.get_by_test_id("tool-call")).to_have_attribute("data-state", "settled")
+    expect(label).to_have_attribute("title", LONG_INTENT)
+    assert len(label.inner_text()) <= 120
+
+
 def test_a_card_keeps_keyboard_focus_when_its_turn_ends(
     app: AppHarness, page: Page, scenario: Scenario
 ) -> None:

@@ -1,4 +1,5 @@
-"""The leading-edge coalescer: at once when idle, then at most one push per frame."""
+"""The leading-edge coalescer: once changes pause when idle, then at most one push per
+frame."""
 
 from __future__ import annotations
 
@@ -17,17 +18,49 @@ class FakeClock:
         return self.now
 
 
-async def test_first_change_is_pushed_at_once() -> None:
+async def test_first_change_is_pushed_at_once_without_a_quiet_wait() -> None:
     pushed: list[int] = []
 
     async def push() -> None:
         pushed.append(len(pushed))
 
-    coalescer = LeadingEdgeCoalescer(push, frame_s=10.0).start()
+    coalescer = LeadingEdgeCoalescer(push, frame_s=10.0, quiet_s=0.0).start()
     coalescer.mark()
     for _ in range(5):
         await asyncio.sleep(0)
     assert pushed == [0]
+    await coalescer.close()
+
+
+async def test_from_idle_a_burst_of_changes_lands_in_one_push() -> None:
+    """Chunks of one burst read in pieces: the push waits for the pause after them,
+    instead of carrying the first piece and leaving the rest a frame behind."""
+    pushed: list[int] = []
+
+    async def push() -> None:
+        pushed.append(len(pushed))
+
+    coalescer = LeadingEdgeCoalescer(push, frame_s=10.0, quiet_s=0.02).start()
+    for _ in range(4):  # pieces 10 ms apart: each within the quiet time of the last
+        coalescer.mark()
+        await asyncio.sleep(0.01)
+    assert pushed == []
+    await asyncio.sleep(0.05)
+    assert pushed == [0]
+    await coalescer.close()
+
+
+async def test_changes_that_never_pause_are_pushed_within_a_frame() -> None:
+    pushed: list[int] = []
+
+    async def push() -> None:
+        pushed.append(len(pushed))
+
+    coalescer = LeadingEdgeCoalescer(push, frame_s=0.05, quiet_s=0.01).start()
+    for _ in range(15):  # a change every 5 ms for 75 ms: never quiet for 10 ms
+        coalescer.mark()
+        await asyncio.sleep(0.005)
+    assert len(pushed) >= 1
     await coalescer.close()
 
 
@@ -38,7 +71,7 @@ async def test_a_burst_within_one_frame_becomes_one_more_push() -> None:
     async def push() -> None:
         pushed.append(clock.now)
 
-    coalescer = LeadingEdgeCoalescer(push, frame_s=0.01, clock=clock).start()
+    coalescer = LeadingEdgeCoalescer(push, frame_s=0.01, quiet_s=0.0, clock=clock).start()
     coalescer.mark()
     await asyncio.sleep(0)
     await asyncio.sleep(0)
@@ -67,7 +100,7 @@ async def test_mark_later_wakes_the_flusher() -> None:
     async def push() -> None:
         pushed.append(1)
 
-    coalescer = LeadingEdgeCoalescer(push, frame_s=0.0).start()
+    coalescer = LeadingEdgeCoalescer(push, frame_s=0.0, quiet_s=0.0).start()
     coalescer.mark_later(0.01)
     await asyncio.sleep(0.05)
     assert pushed == [1]
@@ -82,7 +115,7 @@ async def test_an_expensive_push_stretches_the_next_frame() -> None:
         pushed.append(clock.now)
         clock.now += 0.015  # each push takes 15 ms
 
-    coalescer = LeadingEdgeCoalescer(push, frame_s=0.012, clock=clock).start()
+    coalescer = LeadingEdgeCoalescer(push, frame_s=0.012, quiet_s=0.0, clock=clock).start()
     coalescer.mark()
     for _ in range(3):
         await asyncio.sleep(0)

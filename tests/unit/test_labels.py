@@ -356,6 +356,16 @@ def test_aria_label_keeps_the_count_for_intent_headers() -> None:
     assert header.aria_label == "Searching for OAuth handling, 2 tools"
 
 
+def test_a_live_header_is_named_by_its_shown_text_and_a_settled_one_in_full() -> None:
+    """A streaming intent changes the header on every fragment: its accessible name
+    follows the capped text on screen, not the growing whole (which is the title)."""
+    long_intent = "Searching " + "very " * 40 + "deep"
+    live = group_header([call("a", "running", intent=long_intent, seq=1), call("b", seq=2)])
+    assert live.aria_label == f"{sanitize_label(long_intent).text}, 2 tools"
+    done = [call("a", "settled", intent=long_intent, seq=1), call("b", "settled", seq=2)]
+    assert group_header(done).aria_label == f"{long_intent} — github, 2 tools"
+
+
 def test_aria_label_is_one_clean_line() -> None:
     header = group_header([call("a", "running", intent="Reading\nfile <b>x</b>", seq=1)])
     assert header.aria_label == "Reading file <b>x</b>, 1 tool"

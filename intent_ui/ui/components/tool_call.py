@@ -14,7 +14,7 @@ from collections.abc import Callable
 import reflex as rx
 from reflex_base.vars.base import VarData
 
-from intent_ui.ui.state import ChatState, LiveSlots
+from intent_ui.ui.state import ChatState, LiveSlots, LiveTitles
 from intent_ui.ui.viewmodels import CardVM, GroupVM
 
 STATE_ICONS = {
@@ -72,16 +72,62 @@ def state_icon(state: rx.Var[str], live: rx.Var[bool]) -> rx.Component:
     )
 
 
+LIVE_TITLES_MODULE = "$/public/live_titles.js"
+"""`assets/live_titles.js`: the page's side of streaming titles (`ui.live_titles`)."""
+
+
+class LiveLabel(rx.Component):
+    """A card label span whose `title` is the streamed title under `title_key` while the
+    server streams it (see `LiveTitleFeed`), else `title`, else the label."""
+
+    library = LIVE_TITLES_MODULE
+    tag = "LiveLabel"
+
+    label: rx.Var[str]
+    title: rx.Var[str]
+    title_key: rx.Var[str]
+
+
+class LiveTitleFeed(rx.Component):
+    """Applies every push of `LiveTitles` to the page's streamed titles. Once per page."""
+
+    library = LIVE_TITLES_MODULE
+    tag = "LiveTitleFeed"
+
+    state_name: rx.Var[str]
+    turn_field: rx.Var[str]
+    ops_field: rx.Var[str]
+
+
+def _field_name(var: rx.Var) -> str:
+    """A state field's name in the page's state object (the compiler may suffix it)."""
+    return str(var).rsplit(".", 1)[1]
+
+
+def live_title_feed() -> rx.Component:
+    return LiveTitleFeed.create(
+        state_name=LiveTitles.get_full_name(),
+        turn_field=_field_name(LiveTitles.title_turn),
+        ops_field=_field_name(LiveTitles.title_ops),
+    )
+
+
 @rx.memo
 def card_label(
-    label: rx.Var[str], title: rx.Var[str], live: rx.Var[bool], label_key: rx.Var[str]
+    label: rx.Var[str],
+    title: rx.Var[str],
+    title_key: rx.Var[str],
+    live: rx.Var[bool],
+    label_key: rx.Var[str],
 ) -> rx.Component:
     """The label: while intents stream this is the only part of a card that changes, so
-    a push re-renders one span per changed card."""
-    return rx.el.span(
-        label,
+    a push re-renders one span per changed card (and a title growing by appends, only
+    that span, from the page's title store)."""
+    return LiveLabel.create(
+        label=label,
+        title=title,
+        title_key=title_key,
         key=label_key,
-        title=rx.cond(title != "", title, label),
         class_name=rx.cond(live, "iu-label iu-live", "iu-label iu-settled-label"),
         custom_attrs={"data-testid": "tool-call-label"},
     )
@@ -101,13 +147,14 @@ def _line(
     state: rx.Var[str],
     label: rx.Var[str],
     title: rx.Var[str],
+    title_key: rx.Var[str],
     live: rx.Var[bool],
     label_key: rx.Var[str],
 ) -> list[rx.Component]:
     """The line every density shows: state glyph and label."""
     return [
         state_icon(state=state, live=live),
-        card_label(label=label, title=title, live=live, label_key=label_key),
+        card_label(label=label, title=title, title_key=title_key, live=live, label_key=label_key),
     ]
 
 
@@ -117,6 +164,7 @@ def call_card(
     state: rx.Var[str],
     label: rx.Var[str],
     title: rx.Var[str],
+    title_key: rx.Var[str],
     live: rx.Var[bool],
     label_key: rx.Var[str],
     expanded: rx.Var[bool],
@@ -138,11 +186,11 @@ def call_card(
             rx.cond(
                 density == "intents",
                 rx.el.div(
-                    *_line(state, label, title, live, label_key),
+                    *_line(state, label, title, title_key, live, label_key),
                     class_name="iu-card-head iu-card-line",
                 ),
                 rx.el.button(
-                    *_line(state, label, title, live, label_key),
+                    *_line(state, label, title, title_key, live, label_key),
                     chevron(is_open=expanded),
                     type="button",
                     class_name="iu-card-head",
@@ -180,6 +228,7 @@ def tool_card(card: CardVM, labels: rx.Var, density: rx.Var) -> rx.Component:
         state=card.state,
         label=card.label,
         title=card.title,
+        title_key=card.title_key,
         live=card.live,
         label_key=card.label_key,
         expanded=card.expanded,
@@ -273,10 +322,11 @@ def _group_head(group: GroupVM, is_open: rx.Var) -> rx.Component:
             class_name=rx.cond(group.live, "iu-icon iu-pulse", "iu-icon"),
             custom_attrs={"aria-hidden": "true"},
         ),
-        rx.el.span(
-            group.header,
+        LiveLabel.create(
+            label=group.header,
+            title=group.header_title,
+            title_key=group.title_key,
             key=group.header_key,
-            title=rx.cond(group.header_title != "", group.header_title, group.header),
             class_name=rx.cond(group.live, "iu-label iu-live", "iu-label iu-settled-label"),
             custom_attrs={"data-testid": "tool-group-label"},
         ),

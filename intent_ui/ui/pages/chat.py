@@ -5,7 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from intent_ui.ui.components.markdown import reply_markdown
-from intent_ui.ui.components.tool_call import timeline, tool_part
+from intent_ui.ui.components.tool_call import live_title_feed, timeline, tool_part
 from intent_ui.ui.pages.login import account, auth_note
 from intent_ui.ui.state import ChatState, LiveState
 from intent_ui.ui.viewmodels import MessageVM, PartVM
@@ -201,6 +201,7 @@ def message_list() -> rx.Component:
     return rx.el.div(
         rx.el.div(
             rx.foreach(ChatState.messages, _message),
+            live_title_feed(),
             rx.cond(
                 LiveState.live_active,
                 _assistant(LiveState.live, LiveState.live_head + LiveState.live.parts),
