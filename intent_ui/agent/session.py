@@ -116,7 +116,13 @@ class TurnSession:
         self._log = log
         self._clock = clock
         self._flush_interval = flush_interval
-        self._published: list[Change] = []
+        # What was published, kept for subscribers joining late: one object per event
+        # (the event itself), since a long turn holds tens of thousands and each tracked
+        # object lengthens the garbage collector's full passes, which stop the loop. The
+        # change sets repeat (a call's fragments all change that call): one copy each.
+        self._events: list[TurnEvent] = []
+        self._changes: list[frozenset[str]] = []
+        self._change_sets: dict[frozenset[str], frozenset[str]] = {}
         self._seqs: list[int] = []
         self._changed = asyncio.Event()
         self._flush_wanted = asyncio.Event()
@@ -151,11 +157,11 @@ class TurnSession:
         ones, ending after `TurnDone`. Never misses or repeats an event."""
         index = bisect.bisect_right(self._seqs, after_seq)
         while True:
-            while index < len(self._published):
-                change = self._published[index]
+            while index < len(self._events):
+                event = self._events[index]
+                yield event, self._changes[index]
                 index += 1
-                yield change
-                if isinstance(change[0], TurnDone):
+                if isinstance(event, TurnDone):
                     return
             if self.view.done:
                 return
@@ -222,7 +228,8 @@ class TurnSession:
             event.call_id
         ):
             logged = replace(event, arguments="")  # the fragments already hold it
-        changes = frozenset(self.view.apply(event))
+        applied = frozenset(self.view.apply(event))
+        changes = self._change_sets.setdefault(applied, applied)
         label_moved = False
         if label_seq is not None:
             record = self.view.call(event.call_id)  # type: ignore[union-attr]
@@ -230,7 +237,8 @@ class TurnSession:
         self._log.append(logged, label_moved=label_moved)
         if isinstance(event, TurnDone):
             self._log.finish(self.view, event)
-        self._published.append((event, changes))
+        self._events.append(event)
+        self._changes.append(changes)
         self._seqs.append(event.seq)
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()

@@ -10,8 +10,9 @@ once, as parallel calls often arrive from a provider. In the page a MutationObse
 records when each card's full label (its `title`, uncapped up to 2048 characters while
 streaming) first reaches each length. Latency = DOM time - write time for every chunk; the
 lag at stream end is the last label's arrival minus the last write.
-Everything runs on this machine, side by side in one run: compare the rows, not the
-absolute numbers (the browser shares the 2 cores with the app). `BENCH_MOTION=reduce`
+The provider runs in a process of its own, as a real one would not share the app's
+interpreter. Everything runs on this machine, side by side in one run: compare the rows,
+not the absolute numbers (the browser shares the 2 cores with the app). `BENCH_MOTION=reduce`
 measures with `prefers-reduced-motion` (no shimmer).
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import json
+import multiprocessing
 import os
 import statistics
 import sys
@@ -28,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,13 +87,19 @@ class Stream:
         out.flush()
         start = time.time()
         for tick in range(1, self.ticks + 1):
+            pending = []
             for i in range(self.calls):
                 delta = {"index": i, "function": {"arguments": PIECE}}
+                if self.burst:
+                    pending.append(self.chunk({"tool_calls": [delta]}))
+                    continue
                 out.write(self.chunk({"tool_calls": [delta]}))
-                if not self.burst:
-                    out.flush()
+                out.flush()
                 self.sent[(f"c{i}", tick * len(PIECE))] = time.time() * 1000
             if self.burst:
+                # One write: the socket is unbuffered, and a write per chunk would reach
+                # the app in pieces rather than as the one burst this pattern means.
+                out.write(b"".join(pending))
                 out.flush()
                 written = time.time() * 1000
                 for i in range(self.calls):
@@ -107,6 +116,8 @@ class Stream:
 
 
 def serve(state: dict) -> ThreadingHTTPServer:
+    """The provider's HTTP server, streaming `state["stream"]` to every request."""
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.0"
 
@@ -127,6 +138,50 @@ def serve(state: dict) -> ThreadingHTTPServer:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+def _provider_process(conn: Connection) -> None:
+    state: dict = {}
+    server = serve(state)
+    conn.send(server.server_address[1])
+    while True:
+        request = conn.recv()
+        if request[0] == "stream":
+            state["stream"] = Stream(*request[1:])
+            conn.send(state["stream"].ticks)
+        elif request[0] == "sent":
+            conn.send(state["stream"].sent)
+        else:
+            server.shutdown()
+            return
+
+
+class Provider:
+    """The SSE provider, in a process of its own: in the app's process its threads would
+    compete with the app for the interpreter lock, and its record of every chunk written
+    (tens of thousands of entries) would lengthen the app's garbage collections, neither
+    of which a real provider does."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=_provider_process, args=(child,), daemon=True)
+        self._process.start()
+        self.port: int = self._conn.recv()
+
+    def stream(self, calls: int, seconds: float, burst: bool) -> int:
+        """Stream this to the next request; returns the number of ticks."""
+        self._conn.send(("stream", calls, seconds, burst))
+        return self._conn.recv()
+
+    def sent(self) -> dict[tuple[str, int], float]:
+        """When each chunk of the last stream was written: (call id, length) -> ms."""
+        self._conn.send(("sent",))
+        return self._conn.recv()
+
+    def close(self) -> None:
+        self._conn.send(("close",))
+        self._process.join(timeout=10)
 
 
 def _first_time_at_least(
@@ -158,8 +213,8 @@ def _first_time_at_least(
     return reached
 
 
-def measure(page, state: dict, calls: int, seconds: float, burst: bool) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    stream = state["stream"] = Stream(calls, seconds, burst)
+def measure(page, provider: Provider, calls: int, seconds: float, burst: bool) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    ticks = provider.stream(calls, seconds, burst)
     page.reload()
     page.evaluate(OBSERVER)
     page.get_by_test_id("chat-input").fill(f"bench {calls}")
@@ -179,17 +234,18 @@ def measure(page, state: dict, calls: int, seconds: float, burst: bool) -> dict[
         first_seen.setdefault((call_id, length), at)
     reached = _first_time_at_least(first_seen)
     latencies = []
-    for (call_id, length), sent in stream.sent.items():
+    written = provider.sent()
+    for (call_id, length), sent in written.items():
         seen = reached(call_id, length)
         if seen is not None:
             latencies.append(seen - sent)
-    last_write = max(stream.sent.values())
-    final = stream.ticks * len(PIECE)
+    last_write = max(written.values())
+    final = ticks * len(PIECE)
     arrivals = [at for (cid, ln), at in first_seen.items() if ln >= final]
     latencies.sort()
     return {
         "samples": len(latencies),
-        "expected": len(stream.sent),
+        "expected": len(written),
         "p50": statistics.median(latencies),
         "p95": latencies[int(0.95 * (len(latencies) - 1))],
         "end_lag": (max(arrivals) - last_write) if arrivals else float("nan"),
@@ -286,11 +342,10 @@ def main() -> None:
     parser.add_argument("--patterns", default="staggered,burst")
     parser.add_argument("--reload-calls", type=int, default=500)
     args = parser.parse_args()
-    state: dict = {}
-    server = serve(state)
+    provider = Provider()
     config = (
         "endpoints:\n  - name: bench\n    kind: openai\n"
-        f"    base_url: http://127.0.0.1:{server.server_address[1]}/v1\n"
+        f"    base_url: http://127.0.0.1:{provider.port}/v1\n"
         "    api_key: x\n    models: [bench]\n"
     )
     rows = []
@@ -318,10 +373,10 @@ def main() -> None:
                     if pattern == "burst" and calls == 1:
                         continue  # one call has nothing to burst with
                     page.get_by_test_id("new-chat").click()
-                    result = measure(page, state, calls, args.seconds, pattern == "burst")
+                    result = measure(page, provider, calls, args.seconds, pattern == "burst")
                     rows.append((pattern, calls, result))
             browser.close()
-    server.shutdown()
+    provider.close()
     print(f"\nchunk -> DOM label latency, 50 chunks/s per call, {args.seconds:.0f} s stream")
     print(
         f"{'pattern':>9} {'calls':>5} {'samples':>11} {'p50 ms':>8} {'p95 ms':>8}"
