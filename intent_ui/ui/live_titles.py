@@ -62,7 +62,8 @@ class _Sent:
 
 
 class TitleFeed:
-    """One tab's streaming titles: which text it holds per card, and what to send next."""
+    """One tab's streaming titles: the text it holds under each key, and what to send
+    next."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
@@ -106,9 +107,9 @@ class TitleFeed:
             else:
                 group = replace(group, cards=cards)
             out.append(replace(part, group=group))
-        for key in [key for key in self._sent if key not in streaming]:
-            del self._sent[key]
-            self._stripped.pop(key, None)
+        for held in (self._sent, self._stripped):
+            for key in [key for key in held if key not in streaming]:
+                del held[key]
         self._refresh(now, ops)
         return out, ops
 

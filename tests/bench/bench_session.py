@@ -12,7 +12,8 @@ Also printed: a 20 KB intent streamed one character per fragment (the label itse
 and the bytes one push sends while one call of a long turn streams: the whole message
 (what every push used to send), the live round (finished rounds travel once, as
 `LiveState.live_head`), and what is sent now: the round's structure and the one card
-that changed (its slot in `LiveSlots`).
+that changed (its slot in `LiveSlots`). And the bytes of one push while 128 long intents
+stream at once: every card with its whole title, against the titles' appends.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from intent_ui.store import conversations as conv  # noqa: E402
 from intent_ui.store.db import init_db  # noqa: E402
 from intent_ui.store.models import LOCAL_USER_ID  # noqa: E402
 from intent_ui.store.turns import EventLog  # noqa: E402
+from intent_ui.ui.live_titles import TitleFeed  # noqa: E402
 from intent_ui.ui.viewmodels import (  # noqa: E402
     CardCache,
     MessageVM,
@@ -118,6 +120,31 @@ def push_bytes(rounds: int, calls: int) -> tuple[int, int, int]:
     )
 
 
+def wide_push_bytes(calls: int, chars: int) -> tuple[int, int]:
+    """JSON bytes of one push while `calls` intents stream at once, each about `chars`
+    long and 3 characters longer than at the previous push: the round with every card's
+    whole title (what each push carried before titles travelled as appends), and the
+    appends (`TitleFeed`), which are all such a push carries once the visible labels
+    reached their cap."""
+    from reflex_base.utils.format import json_dumps
+
+    turn, seq = TurnView(), 0
+    for i in range(calls):
+        seq += 1
+        turn.apply(CallStarted(seq, f"c{i}", "read_file", 0, label_bearing=True))
+        seq += 1
+        body = f"Reading part {i} of the archive, " + "carefully " * (chars // 10)
+        turn.apply(ArgsDelta(seq, f"c{i}", json.dumps({"intent": body})[:-2]))
+    feed = TitleFeed()
+    feed.split(build_turn_parts(turn, message_id="m", lang="en"))  # what the tab holds
+    for i in range(calls):
+        seq += 1
+        turn.apply(ArgsDelta(seq, f"c{i}", "abc"))
+    parts = build_turn_parts(turn, message_id="m", lang="en")
+    _, ops = feed.split(parts)
+    return len(json_dumps(MessageVM(id="m", parts=parts))), len(json_dumps(ops))
+
+
 def main() -> None:
     content = json.dumps({"intent": "Writing the quarterly report", "content": "x" * 70_000})
     early, late = 1_024, 64 * 1_024
@@ -144,6 +171,12 @@ def main() -> None:
     print(f"  the live round:                 {tail / 1024:7.1f} KB")
     print(f"  the round's structure + 1 card: {changed / 1024:7.1f} KB")
     print(f"  ratio whole / what is sent:     {whole / changed:7.1f}")
+
+    whole, appends = wide_push_bytes(calls=128, chars=1_800)
+    print("\none push while 128 intents of about 1,800 characters stream, 3 more each")
+    print(f"  the round with whole titles:    {whole / 1024:7.1f} KB")
+    print(f"  the titles' appends:            {appends / 1024:7.1f} KB")
+    print(f"  ratio:                          {whole / appends:7.1f}")
 
 
 if __name__ == "__main__":

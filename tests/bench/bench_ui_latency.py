@@ -120,6 +120,9 @@ def serve(state: dict) -> ThreadingHTTPServer:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.0"
+        # As providers' servers do: with Nagle's algorithm on, a burst written while the
+        # previous one is unacknowledged waits for the app's delayed ACK (tens of ms).
+        disable_nagle_algorithm = True
 
         def log_message(self, *args: object) -> None:
             pass
