@@ -229,10 +229,15 @@ def test_a_long_title_grows_by_appends_and_a_reload_gets_it_whole(
 ) -> None:
     """A streaming card's full label (its title) travels as what it gained per push,
     not whole again every push; offsets survive emoji (two units in the page, one on the
-    server). A reloaded tab is sent it whole at once, without waiting for new fragments."""
+    server). The group header showing that intent streams its title the same way and is
+    named by the text it shows. A reloaded tab is sent the titles whole at once, without
+    waiting for new fragments."""
     release = threading.Event()
     scenario.first = calls_script(
-        [("call_a", "search_code", {"intent": LONG_INTENT, "query": "bugs"})],
+        [
+            ("call_a", "search_code", {"intent": "Listing the repo", "query": "ls"}),
+            ("call_b", "search_code", {"intent": LONG_INTENT, "query": "bugs"}),
+        ],
         hold_when="deep code",
         release=release,
     )
@@ -241,20 +246,25 @@ def test_a_long_title_grows_by_appends_and_a_reload_gets_it_whole(
         "websocket",
         lambda socket: socket.on("framereceived", lambda frame: frames.append(str(frame))),
     )
-    label = page.get_by_test_id("tool-call-label")
+    label = page.get_by_test_id("tool-call-label").nth(1)
+    header_label = page.get_by_test_id("tool-group-label")
+    header = page.get_by_test_id("tool-group-header")
     streamed_so_far = re.compile(r"^Fixing the 🐛 in (very ){40}deep code")
     try:
         send(page, app, "Fix the deep bug")
         expect(label).to_have_attribute("title", streamed_so_far)
         assert LONG_INTENT.startswith(label.get_attribute("title") or "")
+        expect(header_label).to_have_attribute("title", streamed_so_far)
+        expect(header).to_have_attribute("aria-label", f"{header_label.inner_text()}, 2 tools")
         whole_titles = [frame for frame in frames if FULL_TITLE_ONLY in frame]
         assert len(whole_titles) <= 2, "the title was sent whole on most pushes"
         page.reload()
         expect(label).to_have_attribute("title", streamed_so_far, timeout=SHOWN)
-        expect(page.get_by_test_id("tool-call")).to_have_attribute("data-state", "streaming")
+        expect(header_label).to_have_attribute("title", streamed_so_far)
+        expect(page.get_by_test_id("tool-call").nth(1)).to_have_attribute("data-state", "streaming")
     finally:
         release.set()
-    expect(page.get_by_test_id("tool-call")).to_have_attribute("data-state", "settled")
+    expect(page.get_by_test_id("tool-call").nth(1)).to_have_attribute("data-state", "settled")
     expect(label).to_have_attribute("title", LONG_INTENT)
     assert len(label.inner_text()) <= 120
 
