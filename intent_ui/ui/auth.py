@@ -15,12 +15,16 @@ self.current_user(host)` and hands the id to the store, which filters by it.
 
 from __future__ import annotations
 
+import asyncio
+import math
+import time
 from typing import Any
 
 import reflex as rx
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from intent_ui.config import AuthConfig
+from intent_ui.core.throttle import FailureThrottle
 from intent_ui.store import users as user_store
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.ui.host import Host, get_host
@@ -81,6 +85,20 @@ def _header_user(host: Host, name: str) -> str:
     return cached
 
 
+_failed_by_name = FailureThrottle(limit=5)
+_failed_by_client = FailureThrottle(limit=50)
+"""Failed sign-ins of this process in the last five minutes: five for one user name, or
+fifty from one client address (many people can share one, behind a NAT or a proxy), and
+that name or address waits. Guessing a password costs the guesser time, and the argon2
+check it makes the server run is not repeated at will."""
+
+
+def _sign_in_wait_message(seconds: float) -> str:
+    minutes = max(1, math.ceil(seconds / 60))
+    unit = "minute" if minutes == 1 else "minutes"
+    return f"Too many failed sign-ins; try again in {minutes} {unit}."
+
+
 class AuthState(rx.State):
     """The base of every page state: the session cookie and the sign-in problem, if any."""
 
@@ -110,12 +128,12 @@ class AuthState(rx.State):
             self.auth_error = ""
             self.signed_in_as = name
             return user_id
-        user_id = read_session(host, auth, self.session)
+        user_id = await asyncio.to_thread(read_session, host, auth, self.session)
         if user_id is None:
             self.auth_error = "Sign in to continue."
             self.can_sign_out = False
             return None
-        user = user_store.get_user(host.engine, user_id)
+        user = await asyncio.to_thread(user_store.get_user, host.engine, user_id)
         self.auth_error = ""
         self.signed_in_as = user.name if user is not None else ""
         self.can_sign_out = True
@@ -136,10 +154,22 @@ class AuthState(rx.State):
             return rx.redirect("/")
         name = str(form.get("name") or "")
         password = str(form.get("password") or "")
-        user = user_store.authenticate(host.engine, name, password)
+        guards = (
+            (_failed_by_name, name.strip().casefold()),
+            (_failed_by_client, self.router.session.client_ip),
+        )
+        wait = max(guard.retry_after(key, time.monotonic()) for guard, key in guards)
+        if wait > 0:
+            self.auth_error = _sign_in_wait_message(wait)
+            return None
+        # argon2 is slow on purpose: off the event loop, which serves every tab's stream.
+        user = await asyncio.to_thread(user_store.authenticate, host.engine, name, password)
         if user is None:
+            for guard, key in guards:
+                guard.failed(key, time.monotonic())
             self.auth_error = "That name and password do not match; try again."
             return None
+        _failed_by_name.succeeded(name.strip().casefold())
         self.session = sign_session(auth, user)
         self.auth_error = ""
         self.signed_in_as = user.name

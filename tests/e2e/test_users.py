@@ -341,6 +341,7 @@ def password_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppHarnes
         engine = init_db(url)
         user_store.add_user(engine, "alice", "alice-password")
         user_store.add_user(engine, "bob", "bob-password")
+        user_store.add_user(engine, "carol", "carol-password")
     config = (
         "endpoints:\n  - kind: demo\n    pacing_ms: 0\n"
         f"workspace: {workdir}\n"
@@ -355,6 +356,25 @@ def sign_in(page: Page, name: str, password: str) -> None:
     page.get_by_test_id("login-name").fill(name)
     page.get_by_test_id("login-password").fill(password)
     page.get_by_test_id("login-submit").click()
+
+
+def test_five_wrong_passwords_make_that_name_wait(
+    password_app: AppHarness, browser: Browser, contexts: list[Any]
+) -> None:
+    """Guessing is slowed: after five failures for one name, even the right password is
+    refused for a while, and the page says how long; other names are not held up."""
+    url = password_app.frontend_url
+    assert url
+    page = open_as(browser, contexts, url, {})
+    error = page.get_by_test_id("login-error")
+    for attempt in range(5):  # one tab's events are handled in the order sent
+        sign_in(page, "carol", f"guess-{attempt}")
+        expect(error).to_contain_text("do not match")
+    sign_in(page, "carol", "carol-password")
+    expect(error).to_contain_text("Too many failed sign-ins; try again in 5 minutes.")
+    expect(page.get_by_test_id("signed-in-as")).to_have_count(0)
+    sign_in(page, "alice", "alice-password")
+    expect(page.get_by_test_id("signed-in-as")).to_have_text("alice")
 
 
 def test_password_users_sign_in_and_stay_apart(
