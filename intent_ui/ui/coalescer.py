@@ -5,9 +5,11 @@ rate of changes: 8 or 32 calls streaming fast neither flood the websocket nor dr
 behind (measurements in REFLEX_STREAMING.md). `push` does the one state update; callers
 only `mark()` that something changed.
 
-From idle, the push waits until no change came for `QUIET_SECONDS` (at most a frame):
-parallel calls often arrive as a burst of chunks, one per call, read in a few pieces.
-Pushing on the first piece would leave the rest of the burst a whole frame behind it.
+From idle, when the last push carried more than one change, the push waits until no
+change came for `QUIET_SECONDS` (at most a frame): parallel calls often arrive as a burst
+of chunks, one per call, read in a few pieces, and pushing on the first piece would leave
+the rest of the burst a whole frame behind it. One stream (a reply, a single call) brings
+one change at a time and is pushed at once.
 
 The frame is short (12 ms: a change waits at most that long for its push) and stretches
 when pushes get expensive: after a push that took `t`, the next waits at least `2 t` (at
@@ -41,6 +43,8 @@ class LeadingEdgeCoalescer:
         self._frame_s = frame_s
         self._quiet_s = quiet_s
         self._marks = 0
+        self._marks_pushed = 0  # `_marks` when the last push started
+        self._burst = False  # the last push carried more than one change
         self._clock = clock
         self._wake = asyncio.Event()
         self._dirty = False
@@ -84,10 +88,12 @@ class LeadingEdgeCoalescer:
             wait = self._last_push + self.frame_s - self._clock()
             if wait > 0 and not self._closed:
                 await asyncio.sleep(wait)
-            elif not self._closed:
+            elif self._burst and not self._closed:
                 await self._until_quiet()
             if self._dirty:
                 self._dirty = False
+                self._burst = self._marks - self._marks_pushed > 1
+                self._marks_pushed = self._marks
                 self._last_push = self._clock()
                 self.pushes += 1
                 await self._push()

@@ -33,20 +33,40 @@ async def test_first_change_is_pushed_at_once_without_a_quiet_wait() -> None:
 
 
 async def test_from_idle_a_burst_of_changes_lands_in_one_push() -> None:
-    """Chunks of one burst read in pieces: the push waits for the pause after them,
-    instead of carrying the first piece and leaving the rest a frame behind."""
+    """Once pushes carry several changes (parallel calls), a burst read in pieces waits
+    for the pause after it, instead of the first piece leaving the rest a frame behind."""
     pushed: list[int] = []
 
     async def push() -> None:
         pushed.append(len(pushed))
 
-    coalescer = LeadingEdgeCoalescer(push, frame_s=10.0, quiet_s=0.02).start()
+    coalescer = LeadingEdgeCoalescer(push, frame_s=0.2, quiet_s=0.02).start()
+    coalescer.mark()
+    coalescer.mark()
+    await asyncio.sleep(0.25)  # pushed at once (nothing to go by yet), then idle again
+    assert pushed == [0]
     for _ in range(4):  # pieces 10 ms apart: each within the quiet time of the last
         coalescer.mark()
         await asyncio.sleep(0.01)
-    assert pushed == []
-    await asyncio.sleep(0.05)
     assert pushed == [0]
+    await asyncio.sleep(0.05)
+    assert pushed == [0, 1]
+    await coalescer.close()
+
+
+async def test_one_change_at_a_time_is_pushed_at_once() -> None:
+    """A single stream (a reply, one call) gains nothing from waiting for a pause."""
+    pushed: list[int] = []
+
+    async def push() -> None:
+        pushed.append(len(pushed))
+
+    coalescer = LeadingEdgeCoalescer(push, frame_s=0.0, quiet_s=10.0).start()
+    for count in range(1, 4):
+        coalescer.mark()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert len(pushed) == count
     await coalescer.close()
 
 
