@@ -10,6 +10,13 @@ import pytest
 from intent_ui.ui.coalescer import LeadingEdgeCoalescer
 
 
+class Pushes(list[int]):
+    """A push that records itself: its number, in order."""
+
+    async def __call__(self) -> None:
+        self.append(len(self))
+
+
 class FakeClock:
     def __init__(self) -> None:
         self.now = 100.0
@@ -19,12 +26,8 @@ class FakeClock:
 
 
 async def test_first_change_is_pushed_at_once_without_a_quiet_wait() -> None:
-    pushed: list[int] = []
-
-    async def push() -> None:
-        pushed.append(len(pushed))
-
-    coalescer = LeadingEdgeCoalescer(push, frame_s=10.0, quiet_s=0.0).start()
+    pushed = Pushes()
+    coalescer = LeadingEdgeCoalescer(pushed, frame_s=10.0, quiet_s=0.0).start()
     coalescer.mark()
     for _ in range(5):
         await asyncio.sleep(0)
@@ -35,12 +38,8 @@ async def test_first_change_is_pushed_at_once_without_a_quiet_wait() -> None:
 async def test_from_idle_a_burst_of_changes_lands_in_one_push() -> None:
     """Once pushes carry several changes (parallel calls), a burst read in pieces waits
     for the pause after it, instead of the first piece leaving the rest a frame behind."""
-    pushed: list[int] = []
-
-    async def push() -> None:
-        pushed.append(len(pushed))
-
-    coalescer = LeadingEdgeCoalescer(push, frame_s=0.2, quiet_s=0.02).start()
+    pushed = Pushes()
+    coalescer = LeadingEdgeCoalescer(pushed, frame_s=0.2, quiet_s=0.02).start()
     coalescer.mark()
     coalescer.mark()
     await asyncio.sleep(0.25)  # pushed at once (nothing to go by yet), then idle again
@@ -56,12 +55,8 @@ async def test_from_idle_a_burst_of_changes_lands_in_one_push() -> None:
 
 async def test_one_change_at_a_time_is_pushed_at_once() -> None:
     """A single stream (a reply, one call) gains nothing from waiting for a pause."""
-    pushed: list[int] = []
-
-    async def push() -> None:
-        pushed.append(len(pushed))
-
-    coalescer = LeadingEdgeCoalescer(push, frame_s=0.0, quiet_s=10.0).start()
+    pushed = Pushes()
+    coalescer = LeadingEdgeCoalescer(pushed, frame_s=0.0, quiet_s=10.0).start()
     for count in range(1, 4):
         coalescer.mark()
         for _ in range(5):
@@ -71,12 +66,8 @@ async def test_one_change_at_a_time_is_pushed_at_once() -> None:
 
 
 async def test_changes_that_never_pause_are_pushed_within_a_frame() -> None:
-    pushed: list[int] = []
-
-    async def push() -> None:
-        pushed.append(len(pushed))
-
-    coalescer = LeadingEdgeCoalescer(push, frame_s=0.05, quiet_s=0.01).start()
+    pushed = Pushes()
+    coalescer = LeadingEdgeCoalescer(pushed, frame_s=0.05, quiet_s=0.01).start()
     for _ in range(15):  # a change every 5 ms for 75 ms: never quiet for 10 ms
         coalescer.mark()
         await asyncio.sleep(0.005)
@@ -104,26 +95,18 @@ async def test_a_burst_within_one_frame_becomes_one_more_push() -> None:
 
 
 async def test_close_without_changes_pushes_the_final_state_once() -> None:
-    pushed: list[int] = []
-
-    async def push() -> None:
-        pushed.append(1)
-
-    coalescer = LeadingEdgeCoalescer(push).start()
+    pushed = Pushes()
+    coalescer = LeadingEdgeCoalescer(pushed).start()
     await coalescer.close()
-    assert pushed == [1]
+    assert pushed == [0]
 
 
 async def test_mark_later_wakes_the_flusher() -> None:
-    pushed: list[int] = []
-
-    async def push() -> None:
-        pushed.append(1)
-
-    coalescer = LeadingEdgeCoalescer(push, frame_s=0.0, quiet_s=0.0).start()
+    pushed = Pushes()
+    coalescer = LeadingEdgeCoalescer(pushed, frame_s=0.0, quiet_s=0.0).start()
     coalescer.mark_later(0.01)
     await asyncio.sleep(0.05)
-    assert pushed == [1]
+    assert pushed == [0]
     await coalescer.close()
 
 
