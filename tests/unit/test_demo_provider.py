@@ -124,6 +124,15 @@ def test_grep_is_used_when_the_repo_is_not_mentioned() -> None:
     assert [c.name for c in planned] == ["grep_search", "grep_search"]
 
 
+def test_a_search_pattern_escapes_what_regex_reads_and_keeps_spaces() -> None:
+    """The pattern is the outcome's label ("Found 3 matches for MCP wiring"): a space
+    written as an escaped space would show a stray backslash."""
+    planned = plan_calls("Search the repo for MCP wiring and OAuth handling", FILE_TOOLS)
+    assert [c.args["pattern"] for c in planned] == ["MCP wiring", "OAuth handling"]
+    planned = plan_calls("search for app.py and (tests)", FILE_TOOLS)
+    assert [c.args["pattern"] for c in planned] == [r"app\.py", r"\(tests\)"]
+
+
 def test_the_verb_shapes_the_intent() -> None:
     planned = plan_calls("where are sessions and tokens defined", FILE_TOOLS)
     assert [c.args["intent"] for c in planned] == [

@@ -291,11 +291,20 @@ def _plan_search(text: str, offered: Mapping[str, Mapping[str, Any]]) -> list[Pl
         if tool is None:
             return []
         arg = "pattern"
-        values = [re.escape(target) for target in targets]
+        values = [_literal_pattern(target) for target in targets]
     return [
         _call(tool, f"Searching for {target} {noun}", {arg: value})
         for target, value in zip(targets, values, strict=True)
     ]
+
+
+_REGEX_SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")
+
+
+def _literal_pattern(text: str) -> str:
+    """`text` as a regex matching itself. Unlike `re.escape`, spaces stay as written: the
+    pattern is also the outcome's label, where an escaped space shows as a backslash."""
+    return _REGEX_SPECIAL.sub(r"\\\1", text)
 
 
 def _plan_read(text: str, offered: Mapping[str, Mapping[str, Any]]) -> list[PlannedCall]:
