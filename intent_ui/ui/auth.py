@@ -59,9 +59,9 @@ def sign_session(auth: AuthConfig, user: user_store.User) -> str:
     return str(_serializer(auth).dumps([user.id, _fingerprint(user)]))
 
 
-def read_session(host: Host, auth: AuthConfig, token: str) -> str | None:
-    """The user id a session cookie signs in; None when it is missing, forged, expired,
-    or older than the user's current password."""
+def read_session(host: Host, auth: AuthConfig, token: str) -> user_store.User | None:
+    """The user a session cookie signs in; None when it is missing, forged, expired, or
+    older than the user's current password. Blocking (reads the user's row)."""
     if not token:
         return None
     try:
@@ -71,7 +71,7 @@ def read_session(host: Host, auth: AuthConfig, token: str) -> str | None:
     user = user_store.get_user(host.engine, str(user_id))
     if user is None or not user.password_hash or fingerprint != _fingerprint(user):
         return None
-    return user.id
+    return user
 
 
 _header_users: dict[tuple[tuple[str, str], str], str] = {}
@@ -128,16 +128,15 @@ class AuthState(rx.State):
             self.auth_error = ""
             self.signed_in_as = name
             return user_id
-        user_id = await asyncio.to_thread(read_session, host, auth, self.session)
-        if user_id is None:
+        user = await asyncio.to_thread(read_session, host, auth, self.session)
+        if user is None:
             self.auth_error = "Sign in to continue."
             self.can_sign_out = False
             return None
-        user = await asyncio.to_thread(user_store.get_user, host.engine, user_id)
         self.auth_error = ""
-        self.signed_in_as = user.name if user is not None else ""
+        self.signed_in_as = user.name
         self.can_sign_out = True
-        return user_id
+        return user.id
 
     async def sign_in_redirect(self, host: Host) -> Any:
         """Where to send a browser that is not signed in (password mode): the login page."""
@@ -154,8 +153,9 @@ class AuthState(rx.State):
             return rx.redirect("/")
         name = str(form.get("name") or "")
         password = str(form.get("password") or "")
+        named = name.strip().casefold()
         guards = (
-            (_failed_by_name, name.strip().casefold()),
+            (_failed_by_name, named),
             (_failed_by_client, self.router.session.client_ip),
         )
         wait = max(guard.retry_after(key, time.monotonic()) for guard, key in guards)
@@ -169,7 +169,7 @@ class AuthState(rx.State):
                 guard.failed(key, time.monotonic())
             self.auth_error = "That name and password do not match; try again."
             return None
-        _failed_by_name.succeeded(name.strip().casefold())
+        _failed_by_name.succeeded(named)
         self.session = sign_session(auth, user)
         self.auth_error = ""
         self.signed_in_as = user.name

@@ -82,7 +82,7 @@ class TitleFeed:
         cards (an expanded card shows its title in its body; past streaming, a title no
         longer changes) and of live group headers (keyed by the group's key)."""
         now = self._clock()
-        ops: list[TitleOp] = []
+        ops: dict[str, TitleOp] = {}  # at most one per key: a refresh replaces an append
         out: list[PartVM] = []
         streaming: set[str] = set()
         for part in parts:
@@ -111,7 +111,7 @@ class TitleFeed:
             for key in [key for key in held if key not in streaming]:
                 del held[key]
         self._refresh(now, ops)
-        return out, ops
+        return out, list(ops.values())
 
     def _strip(self, card: CardVM, key: str) -> CardVM:
         cached = self._stripped.get(key)
@@ -123,18 +123,18 @@ class TitleFeed:
         self._stripped[key] = (card, stripped)
         return stripped
 
-    def _update(self, key: str, title: str, now: float, ops: list[TitleOp]) -> None:
+    def _update(self, key: str, title: str, now: float, ops: dict[str, TitleOp]) -> None:
         sent = self._sent.get(key)
         if sent is None or not title.startswith(sent.title):
             self._sent[key] = _Sent(title, utf16_len(title), now)
-            ops.append((key, 0, title))
+            ops[key] = (key, 0, title)
         elif len(title) > len(sent.title):
             added = title[len(sent.title) :]
-            ops.append((key, sent.length, added))
+            ops[key] = (key, sent.length, added)
             sent.title = title
             sent.length += utf16_len(added)
 
-    def _refresh(self, now: float, ops: list[TitleOp]) -> None:
+    def _refresh(self, now: float, ops: dict[str, TitleOp]) -> None:
         due = sorted(
             (sent.refreshed, key)
             for key, sent in self._sent.items()
@@ -143,6 +143,4 @@ class TitleFeed:
         for _at, key in due[:REFRESH_PER_PUSH]:
             sent = self._sent[key]
             sent.refreshed = now
-            # A full title replaces the key's append in this push, if any (same result).
-            ops[:] = [op for op in ops if op[0] != key]
-            ops.append((key, 0, sent.title))
+            ops[key] = (key, 0, sent.title)

@@ -99,16 +99,18 @@ class LiveTitleFeed(rx.Component):
     ops_field: rx.Var[str]
 
 
-def _field_name(var: rx.Var) -> str:
-    """A state field's name in the page's state object (the compiler may suffix it)."""
-    return str(var).rsplit(".", 1)[1]
+def _state_and_field(var: rx.Var) -> tuple[str, str]:
+    """A state var's page expression split in two: the state object's name and the
+    field's name in it (the compiler may suffix field names)."""
+    state, field_name = str(var).rsplit(".", 1)
+    return state, field_name
 
 
 def live_title_feed() -> rx.Component:
     return LiveTitleFeed.create(
         state_name=LiveTitles.get_full_name(),
-        turn_field=_field_name(LiveTitles.title_turn),
-        ops_field=_field_name(LiveTitles.title_ops),
+        turn_field=_state_and_field(LiveTitles.title_turn)[1],
+        ops_field=_state_and_field(LiveTitles.title_ops)[1],
     )
 
 
@@ -249,7 +251,7 @@ def slot_card(index: rx.Var) -> rx.Var:
     the browser, so the page subscribes to the slots once and each delta carries only
     the cards that changed."""
     first = LiveSlots.slot_0
-    state, field_name = str(first).rsplit(".", 1)
+    state, field_name = _state_and_field(first)
     suffix = field_name.removeprefix("slot_0")  # how the compiled state names its fields
     return rx.Var(
         _js_expr=f'{state}["slot_" + ({index}) + "{suffix}"]',
