@@ -15,16 +15,29 @@ import difflib
 import os
 import re
 from collections.abc import Mapping
+from ipaddress import ip_address
 from pathlib import Path
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from intent_ui.core.origins import normalize_origin
+from intent_ui.core.proxies import LOOPBACK_PROXIES, Network, parse_network
 
 __all__ = [
     "ALL_CAPABILITIES",
     "DEFAULT_BASE_URLS",
+    "DEFAULT_BIND",
     "DEFAULT_CONFIG_FILE",
     "DEFAULT_DEMO_PACING_MS",
     "DEFAULT_TOOL_TIMEOUT_S",
@@ -40,6 +53,7 @@ __all__ = [
     "EndpointKind",
     "McpServerConfig",
     "ModelSpec",
+    "ServerConfig",
     "WebSearchConfig",
     "load_config",
 ]
@@ -64,6 +78,7 @@ _ENV_DEFAULT_MODELS: dict[str, list[str]] = {
 }
 DEFAULT_USER_HEADER = "X-Forwarded-User"
 MIN_SECRET_CHARS = 32
+DEFAULT_BIND = "127.0.0.1"
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -209,12 +224,44 @@ class AuthConfig(_Section):
     `header`: a reverse proxy in front of the app has signed the user in and names them
     in `header` (requests without it are refused). `password`: users sign in with a name
     and password (`python -m intent_ui users add NAME`); the session cookie is signed
-    with `secret`.
+    with `secret`. `operators`: the user names who see the calls captured from MCP
+    servers on /intents (those calls belong to no user). `secure_cookie`: the session
+    cookie's Secure flag; absent, it is set when the page is served over HTTPS.
     """
 
     mode: AuthMode
     header: str = DEFAULT_USER_HEADER
     secret: str | None = None
+    operators: tuple[str, ...] = ()
+    secure_cookie: bool | None = None
+
+    @field_validator("operators", mode="before")
+    @classmethod
+    def _operator_names(cls, names: Any) -> Any:
+        if not isinstance(names, (list, tuple)):
+            raise _PathError(("auth", "operators"), "expected a list of user names, e.g. [alice]")
+        cleaned: list[str] = []
+        for i, name in enumerate(names):
+            if not isinstance(name, str) or not name.strip():
+                problem = "a user name cannot be blank"
+            elif any(ord(c) < 32 for c in name):
+                problem = "a user name cannot contain control characters (tabs, newlines)"
+            else:
+                cleaned.append(name.strip())
+                continue
+            raise _PathError(("auth", "operators", i), f"{name!r}: {problem}")
+        return tuple(cleaned)
+
+    @field_validator("secure_cookie", mode="before")
+    @classmethod
+    def _secure_flag(cls, value: Any) -> Any:
+        if value is None or isinstance(value, bool):
+            return value
+        raise ValueError(
+            f"{value!r} is not true or false; true: always Secure (sign-in then works only "
+            "over HTTPS), false: never, or leave it out: Secure when the page is served "
+            "over HTTPS"
+        )
 
     @field_validator("header")
     @classmethod
@@ -241,6 +288,63 @@ class AuthConfig(_Section):
                 "e.g. from `python -c 'import secrets; print(secrets.token_urlsafe(32))'`",
             )
         return self
+
+
+class ServerConfig(_Section):
+    """Who can reach the app: where it listens, which web pages may drive it, and which
+    reverse proxies may speak for the client.
+
+    `bind`: the address the backend listens on (127.0.0.1: this machine only; 0.0.0.0 or
+    `::`: every interface). `allowed_origins`: web origins besides the app's own page
+    whose pages may open the event socket and call the HTTP API, e.g. the address users
+    open through a proxy. `trusted_proxies`: addresses or networks whose connections may
+    name the user (`auth.mode: header`) and say in X-Forwarded-For whom they forward.
+    """
+
+    bind: str = DEFAULT_BIND
+    allowed_origins: tuple[str, ...] = ()
+    trusted_proxies: tuple[Network, ...] = LOOPBACK_PROXIES
+
+    @field_validator("bind")
+    @classmethod
+    def _bind_address(cls, bind: str) -> str:
+        try:
+            return str(ip_address(bind.strip()))
+        except ValueError:
+            raise ValueError(
+                f"'{bind}' is not an IP address to listen on; use 127.0.0.1 (this machine "
+                "only), an address of this machine, or 0.0.0.0 (every interface)"
+            ) from None
+
+    @field_validator("allowed_origins", mode="before")
+    @classmethod
+    def _origins(cls, origins: Any) -> Any:
+        entries = _entries(origins, "allowed_origins", "[https://chat.example.com]")
+        normalised: list[str] = []
+        for i, entry in enumerate(entries):
+            try:
+                normalised.append(normalize_origin(str(entry)))
+            except ValueError as exc:
+                raise _PathError(("server", "allowed_origins", i), str(exc)) from None
+        return tuple(normalised)
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _proxies(cls, proxies: Any) -> Any:
+        entries = _entries(proxies, "trusted_proxies", "[127.0.0.1, 10.0.0.0/24]")
+        networks: list[Network] = []
+        for i, entry in enumerate(entries):
+            try:
+                networks.append(parse_network(str(entry)))
+            except ValueError as exc:
+                raise _PathError(("server", "trusted_proxies", i), str(exc)) from None
+        return tuple(networks)
+
+
+def _entries(value: Any, key: str, example: str) -> list[Any]:
+    if not isinstance(value, (list, tuple)):
+        raise _PathError(("server", key), f"expected a list, e.g. {key}: {example}")
+    return list(value)
 
 
 class ModelSpec(_Section):
@@ -277,6 +381,9 @@ class AppConfig(_Section):
     tool_timeout_s: float = Field(default=DEFAULT_TOOL_TIMEOUT_S, gt=0)
     """Seconds one tool call may run before it settles as an error (and is cancelled)."""
     auth: AuthConfig | None = None
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    # Not a key of the file: where `load_config` read it, so the file tools can refuse it.
+    _source_file: Path | None = PrivateAttr(default=None)
 
     @field_validator("endpoints", mode="before")
     @classmethod
@@ -317,7 +424,8 @@ class AppConfig(_Section):
         named: list[EndpointConfig] = []
         for endpoint in self.endpoints:
             if not endpoint.name:
-                name, n = endpoint.kind, 2
+                name: str = endpoint.kind
+                n = 2
                 while name in taken:
                     name, n = f"{endpoint.kind}-{n}", n + 1
                 taken.add(name)
@@ -333,6 +441,21 @@ class AppConfig(_Section):
                     f"'{spec.endpoint}' is not a configured endpoint (known: {', '.join(known)})",
                 )
         return self
+
+    @model_validator(mode="after")
+    def _header_mode_needs_a_proxy(self) -> AppConfig:
+        if self.auth is not None and self.auth.mode == "header" and not self.server.trusted_proxies:
+            raise _PathError(
+                ("server", "trusted_proxies"),
+                "empty, so no proxy may name the user and header mode would refuse everyone; "
+                "list the sign-in proxy's address, e.g. trusted_proxies: [127.0.0.1]",
+            )
+        return self
+
+    @property
+    def source_file(self) -> Path | None:
+        """The file this configuration was loaded from (resolved), None without one."""
+        return self._source_file
 
     @property
     def default_endpoint(self) -> EndpointConfig:
@@ -364,6 +487,7 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
         raise ConfigError(source, problems) from None
     if problems:
         raise ConfigError(source, problems)
+    config._source_file = file.resolve() if file is not None else None
     return config
 
 
@@ -593,6 +717,7 @@ _SECTIONS: dict[str, type[BaseModel]] = {
     "actions": ActionsConfig,
     "model_specs": ModelSpec,
     "auth": AuthConfig,
+    "server": ServerConfig,
 }
 
 

@@ -20,7 +20,9 @@ for _name in sorted(_reloaded, key=lambda n: n == "intent_ui.ui.auth"):
 from intent_ui.ui.auth import LOGIN_ROUTE  # noqa: E402
 from intent_ui.ui.builder_state import AgentsState  # noqa: E402
 from intent_ui.ui.heap import freeze_startup_heap  # noqa: E402
+from intent_ui.ui.host import close_host_at_shutdown  # noqa: E402
 from intent_ui.ui.intents_state import IntentsState  # noqa: E402
+from intent_ui.ui.origin_guard import GuardedApp  # noqa: E402
 from intent_ui.ui.pages.agents import agents_page  # noqa: E402
 from intent_ui.ui.pages.chat import chat_page  # noqa: E402
 from intent_ui.ui.pages.intents import intents_page  # noqa: E402
@@ -30,11 +32,12 @@ from intent_ui.ui.state import ChatState  # noqa: E402
 # Refuse an invalid configuration at start, naming the key and the problem.
 load_config()
 
-app = rx.App(
+app = GuardedApp(
     stylesheets=["/intent_ui.css"],
     head_components=[rx.el.script(src="/intent_ui.js", defer=True)],
 )
 app.register_lifespan_task(freeze_startup_heap)
+app.register_lifespan_task(close_host_at_shutdown)
 app.add_page(chat_page, route="/", title="Intent UI", on_load=ChatState.load_page)
 app.add_page(
     agents_page, route="/agents", title="Agents · Intent UI", on_load=AgentsState.load_page

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up what the tests need and runs the whole suite: lint, unit tests, then the
+# Sets up what the tests need and runs the whole suite: lint, type check, unit tests, then the
 # end-to-end browser tests (AppHarness + Playwright + Chromium).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -7,4 +7,5 @@ bash "$ROOT/scripts/setup.sh" test
 cd "$ROOT"
 ruff check .
 ruff format --check .
+mypy
 python -m pytest -q -p no:cacheprovider "$@"

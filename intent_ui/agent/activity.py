@@ -1,11 +1,13 @@
-"""Activity labels: a short past-tense header for one settled tool-call block (§5.2, §10.10).
+"""Activity labels: a short past-tense header for one settled tool-call block.
 
 Intents are the live, per-call, free layer; an activity label is the settled, per-block,
 paid layer. When an endpoint has `activity_label: true`, the run loop hands each settled
 block's entries to an `ActivityLabeler` off the critical path and emits the result as an
-`ActivityLabel` event, which takes over the block's header.
+`ActivityLabel` event, which takes over the block's header (docs/labels.md, Group header).
+Neither layer configures the other: activity labels are an endpoint setting, intents a
+per-tool capability.
 
-Each entry's `tool_input` is the call's raw argument text **with the intent kept** (§8.2):
+Each entry's `tool_input` is the call's raw argument text **with the intent kept**:
 the strip before a tool runs is for tool bodies only, and the intent is the most useful
 thing the labelling model can read.
 
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from intent_ui.agent.providers.base import ChatRequest, Provider, TextChunk
+from intent_ui.core.states import FinalState
 
 __all__ = [
     "ACTIVITY_LABEL_PROMPT",
@@ -40,7 +43,8 @@ __all__ = [
 ]
 
 MAX_ACTIVITY_LABEL_CHARS = 120
-"""A label longer than this is cut with an ellipsis (the render caps it again, §9.5)."""
+"""A label longer than this is cut with an ellipsis (the render caps it again:
+docs/labels.md, Sanitising and capping)."""
 
 # Per-entry budget for the tool output in the prompt: enough to say what happened,
 # small enough that a block of file reads stays a cheap fast-model call.
@@ -62,9 +66,9 @@ class ActivityEntry:
 
     tool_name: str
     tool_input: str
-    """The raw argument text the model wrote, intent included (§8.2, §10.10)."""
-    status: str
-    """`settled`, `error` or `cancelled`."""
+    """The raw argument text the model wrote, intent included: it tells the labelling
+    model what each call was for far better than the bare arguments do."""
+    status: FinalState
     output: str = ""
     outcome: str | None = None
     intent: str | None = None
@@ -138,7 +142,7 @@ class ModelActivityLabeler:
                 if isinstance(event, TextChunk):
                     parts.append(event.text)
         except Exception:
-            # A missing header is the documented degradation (§5.2 phase 3): the block
+            # A missing label is the documented degradation (docs/labels.md): the block
             # keeps its settled outcome. The label is never worth failing a turn for.
             return None
         return clean_activity_label("".join(parts))

@@ -2,8 +2,9 @@
 `intent_ui.users_cli`).
 
 Without `--json` the turn is shown live: on a terminal each card's label updates in place
-(the group header above its cards, a spinner while a call is live, ✓ / ✗ / ⊘ once it
-settled, failed or was cancelled); piped, one plain line per change. The reply follows.
+(rich's live display: the group header above its cards, a spinner while a call is live,
+✓ / ✗ / ⊘ once it settled, failed or was cancelled, each on one line cut to the terminal's
+width); piped, one plain line per change. The reply follows.
 With `--json` every event is one JSON object per line (flushed), with the card's resolved
 label and its group's header, so scripts and tests see exactly what a user would.
 
@@ -19,30 +20,34 @@ import contextlib
 import io
 import json
 import re
-import shutil
 import signal
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.padding import Padding
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
 
 from intent_ui.core.events import (
+    EVENT_TYPES,
     ActivityLabel,
     ArgsComplete,
     ArgsDelta,
-    CallBackgrounded,
     CallSettled,
     CallStarted,
+    GoalSelected,
     TextDelta,
     TurnDone,
     TurnEvent,
 )
-from intent_ui.core.labels import (
-    DEFAULT_LABEL_LIMIT,
-    ELLIPSIS,
-    GROUP_HEADER_MIN_CALLS,
-    sanitize_label,
-)
+from intent_ui.core.header import GROUP_HEADER_MIN_CALLS
+from intent_ui.core.sanitize import sanitize_label, truncate_label
+from intent_ui.core.states import FINAL_STATES, FinalState
 from intent_ui.core.text import scrub_surrogates, terminal_text
 from intent_ui.core.turn import TurnView
 from intent_ui.users_cli import add_users_command, run_users_command
@@ -63,15 +68,9 @@ EXIT_CODES: dict[int, str] = {
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }
 
-_EVENT_TYPES: dict[type, str] = {
-    CallStarted: "call_started",
-    ArgsDelta: "args_delta",
-    ArgsComplete: "args_complete",
-    CallBackgrounded: "call_backgrounded",
-    CallSettled: "call_settled",
-    TextDelta: "text_delta",
-    ActivityLabel: "activity_label",
-    TurnDone: "turn_done",
+# The `type` of a JSON line: the event's kind in snake case (CallStarted -> call_started).
+_JSON_TYPES: dict[type, str] = {
+    cls: re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower() for kind, cls in EVENT_TYPES.items()
 }
 
 
@@ -203,13 +202,16 @@ async def _consume(run: Any, args: argparse.Namespace, out: TextIO) -> TurnView:
     if args.json:
         renderer = _JsonRenderer(view, out, args.lang)
     elif out.isatty():
-        renderer = _LiveRenderer(view, out, args.lang)
+        renderer = _LiveRenderer(view, Console(file=out), args.lang)
     else:
         renderer = _PlainRenderer(view, out, args.lang)
-    async for event in run:
-        view.apply(event)
-        renderer.show(event)
-    renderer.close()
+    try:
+        async for event in run:
+            view.apply(event)
+            renderer.show(event)
+    finally:
+        # Also when the turn raised: a live display left running keeps the cursor hidden.
+        renderer.close()
     return view
 
 
@@ -222,7 +224,7 @@ def event_record(view: TurnView, event: TurnEvent, lang: str = "en") -> dict[str
     `view` must already have applied `event`.
     """
     record: dict[str, Any] = {
-        "type": _EVENT_TYPES.get(type(event), type(event).__name__.lower()),
+        "type": _JSON_TYPES[type(event)],
         "seq": event.seq,
         "call_id": None,
         "tool": None,
@@ -251,8 +253,8 @@ def event_record(view: TurnView, event: TurnEvent, lang: str = "en") -> dict[str
         # A fragment's line shows the label as a card does while it streams: however long
         # the intent grows, each line stays short, so the output grows with the turn.
         for key in ("label", "header"):
-            if isinstance(record[key], str) and len(record[key]) > DEFAULT_LABEL_LIMIT:
-                record[key] = record[key][: DEFAULT_LABEL_LIMIT - 1] + ELLIPSIS
+            if isinstance(record[key], str):
+                record[key] = truncate_label(record[key])
     if isinstance(event, CallStarted):
         record.update(server=event.server, label_bearing=event.label_bearing)
     elif isinstance(event, ArgsDelta):
@@ -263,13 +265,15 @@ def event_record(view: TurnView, event: TurnEvent, lang: str = "en") -> dict[str
         record.update(outcome=event.outcome, output=event.output, error=event.error)
     elif isinstance(event, TextDelta):
         record["text"] = event.text
+    elif isinstance(event, GoalSelected):
+        record.update(goal_id=event.goal_id, label=event.label)
     elif isinstance(event, TurnDone):
         record.update(stop_reason=event.stop_reason, error=event.error, reply=view.text)
     return record
 
 
 class _Renderer(ABC):
-    def __init__(self, view: TurnView, out: TextIO, lang: str) -> None:
+    def __init__(self, view: TurnView, out: IO[str], lang: str) -> None:
         self.view = view
         self.out = out
         self.lang = lang
@@ -302,10 +306,10 @@ def _json_line(record: dict[str, Any]) -> str:
 
 # --- terminal ---------------------------------------------------------------------------
 
-_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-_ICONS = {"settled": "✓", "error": "✗", "cancelled": "⊘"}
-_COLOURS = {"settled": "32", "error": "31", "cancelled": "33"}
-# Only our own styling reaches the terminal; model text is sanitised before it is shown.
+_ICONS: dict[FinalState, str] = {"settled": "✓", "error": "✗", "cancelled": "⊘"}
+_COLOURS: dict[FinalState, str] = {"settled": "green", "error": "red", "cancelled": "yellow"}
+# Only our own styling reaches the terminal: model text is sanitised, then shown as rich
+# `Text`, which never reads markup in it.
 
 
 class _PlainRenderer(_Renderer):
@@ -325,7 +329,7 @@ class _PlainRenderer(_Renderer):
                 self._line(f"header:{block}", f"▸ {header}")
             for call in calls:
                 label = _clean(self.view.card_label(call.call_id, self.lang), 200)
-                icon = _ICONS.get(call.state, "…")
+                icon = _ICONS[call.state] if call.state in FINAL_STATES else "…"
                 self._line(call.call_id, f"  {icon} {label}")
 
     def _line(self, key: str, text: str) -> None:
@@ -339,64 +343,68 @@ class _PlainRenderer(_Renderer):
 
 
 class _LiveRenderer(_Renderer):
-    """Redraws the tool cards in place with ANSI; prints the reply when the turn ends."""
+    """The tool cards redrawn in place by rich's live display; the reply when the turn ends.
 
-    def __init__(self, view: TurnView, out: TextIO, lang: str) -> None:
-        super().__init__(view, out, lang)
-        self._drawn = 0
-        self._frame = 0
-        self._frozen = False
+    Rich measures what the terminal shows (wide characters take two columns) and redraws
+    the region. Every card is one line, cut with an ellipsis at the terminal's width, so a
+    redraw never meets a line the terminal wrapped. While the cards outgrow the screen the
+    newest are shown (the older ones behind a `⋮`); all of them stay on screen at the end.
+    """
+
+    def __init__(self, view: TurnView, console: Console, lang: str) -> None:
+        super().__init__(view, console.file, lang)
+        self._console = console
+        self._spinners: dict[str, Spinner] = {}
+        self._rows = 0
+        self._live = Live(console=console, refresh_per_second=12.5)
+        self._live.start()
 
     def show(self, event: TurnEvent) -> None:
-        if isinstance(event, TextDelta):
-            return
-        self._frame = (self._frame + 1) % len(_SPINNER)
-        self._draw()
+        if not isinstance(event, TextDelta):
+            # A snapshot, never the view itself: the refresh thread redraws it meanwhile.
+            self._live.update(self._frame(room=self._console.height - 1))
 
-    def _lines(self, width: int) -> list[str]:
-        lines: list[str] = []
+    def _frame(self, room: int | None) -> RenderableType:
+        rows: list[RenderableType] = []
+        width = self._console.width
         for block in self.view.blocks():
             calls = self.view.block_calls(block)
-            indent = ""
+            indent = 0
             if len(calls) >= GROUP_HEADER_MIN_CALLS:
-                header = self.view.block_header(block, self.lang)
-                text = _clean(header.full_text, width - 3)
-                lines.append(f"\x1b[1m▸ {text}\x1b[0m")
-                indent = "  "
+                header = self.view.block_header(block, self.lang).full_text
+                rows.append(_row(Text("▸", style="bold"), _clean(header, width), "bold", 0))
+                indent = 2
             for call in calls:
-                label = _clean(
-                    self.view.card_label(call.call_id, self.lang), width - 4 - len(indent)
-                )
-                if call.state in _ICONS:
-                    icon = f"\x1b[{_COLOURS[call.state]}m{_ICONS[call.state]}\x1b[0m"
-                    lines.append(f"{indent}{icon} {label}")
+                label = _clean(self.view.card_label(call.call_id, self.lang), width)
+                if call.state in FINAL_STATES:
+                    icon = Text(_ICONS[call.state], style=_COLOURS[call.state])
+                    rows.append(_row(icon, label, "", indent))
                 else:
-                    spinner = _SPINNER[self._frame]
-                    lines.append(f"{indent}\x1b[36m{spinner}\x1b[0m \x1b[2m{label}\x1b[0m")
-        return lines
-
-    def _draw(self) -> None:
-        size = shutil.get_terminal_size((100, 24))
-        lines = self._lines(max(20, size.columns))
-        if self._drawn and not self._frozen and self._drawn < size.lines:
-            # Back to the first line of the region, then clear everything below it.
-            self.out.write(f"\x1b[{self._drawn}F\x1b[J")
-        elif self._drawn:
-            # The region scrolled past the top of the screen: append from here on.
-            self._frozen = True
-            lines = lines[self._drawn :] if len(lines) > self._drawn else []
-        self.out.write("".join(line + "\n" for line in lines))
-        self.out.flush()
-        if not self._frozen:
-            self._drawn = len(lines)
-        else:
-            self._drawn += len(lines)
+                    # One spinner per call, kept across frames, so it turns at its own pace.
+                    spinner = self._spinners.setdefault(call.call_id, Spinner("dots", style="cyan"))
+                    rows.append(_row(spinner, label, "dim", indent))
+        self._rows = len(rows)
+        if room is not None and len(rows) > room:
+            rows = [Text("⋮", style="dim"), *rows[len(rows) - max(1, room - 1) :]]
+        return Group(*rows)
 
     def close(self) -> None:
-        _write_reply(self.view, self.out, self._drawn > 0)
+        if self._live.is_started:
+            self._live.update(self._frame(room=None))
+            self._live.stop()
+        _write_reply(self.view, self.out, self._rows > 0)
 
 
-def _write_reply(view: TurnView, out: TextIO, after_cards: bool) -> None:
+def _row(icon: RenderableType, label: str, style: str, indent: int) -> RenderableType:
+    """One line: the icon, then the label cut with an ellipsis where the line ends."""
+    line = Table.grid(padding=(0, 1), expand=True)
+    line.add_column(no_wrap=True)
+    line.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+    line.add_row(icon, Text(label, style=style))
+    return Padding(line, (0, 0, 0, indent)) if indent else line
+
+
+def _write_reply(view: TurnView, out: IO[str], after_cards: bool) -> None:
     reply = terminal_text(view.text).strip()
     if reply:
         out.write(("\n" if after_cards else "") + reply + "\n")

@@ -7,8 +7,9 @@ the conversation history (the user message first).
 How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
 
 - The capability pipeline shapes the tool definitions once per turn (intent before
-  background, §10.3) under the model-facing names; its `label_tool_names` is the
-  server-side label gate carried in every `CallStarted.label_bearing` (§5.1).
+  background, so `intent` stays first; docs/capabilities.md) under the model-facing
+  names; its `label_tool_names` is the server-side label gate carried in every
+  `CallStarted.label_bearing` (docs/labels.md).
 - Each round streams the provider. One monotonic `seq` counter stamps every event of the
   turn; each round that opens a tool call gets the next block index.
 - `ToolCallEnd` (the provider's end-of-call signal) emits `ArgsComplete` and starts that
@@ -20,6 +21,9 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
   it the call settles as `error` and its task is cancelled. A tool blocked in a worker
   thread cannot be killed (Python has no way to), so the thread is abandoned (see
   `tools.worker`); the turn goes on either way.
+- A tool's result is made sendable where it enters (`_invoke`): a lone surrogate in its
+  texts (a file name that is not UTF-8, a search result's JSON) becomes U+FFFD, so the
+  next request, the activity labeller and the card all carry the same text.
 - Failures are events, never exceptions: a tool that raises settles as `error`; an unknown
   tool gets a card and an error result; a provider error settles unfinished calls as
   `error` and ends the turn with `TurnDone("error")`; `max_tokens` settles cut-off calls;
@@ -41,7 +45,7 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
   round and emitted before `TurnDone`.
 
 `{{toolNturnM}}` output references are not implemented, so nothing is ever substituted
-into an intent (§10.6).
+into an intent (docs/capabilities.md, Output references).
 """
 
 from __future__ import annotations
@@ -95,7 +99,6 @@ from intent_ui.core.events import (
     CallBackgrounded,
     CallSettled,
     CallStarted,
-    FinalState,
     GoalSelected,
     SeqCounter,
     TextDelta,
@@ -103,7 +106,7 @@ from intent_ui.core.events import (
     TurnEvent,
 )
 from intent_ui.core.goals import goal_label
-from intent_ui.core.labels import GROUP_HEADER_MIN_CALLS
+from intent_ui.core.header import GROUP_HEADER_MIN_CALLS
 from intent_ui.core.registry import (
     SELECT_INTENT_TOOL_NAME,
     IntentRegistry,
@@ -112,7 +115,8 @@ from intent_ui.core.registry import (
     ScopeRegistry,
     tools_for_goal,
 )
-from intent_ui.core.text import scrub_decoded
+from intent_ui.core.states import FinalState
+from intent_ui.core.text import scrub_decoded, scrub_fields
 
 __all__ = [
     "BACKGROUND_TIMEOUT_ERROR",
@@ -227,7 +231,7 @@ class TurnRun:
         """The tool definitions the model is offered (after the capability pipeline)."""
         self.label_tool_names: frozenset[str] = frozenset(shaped.label_tool_names)
         """The label gate: tools whose calls carry an intent label."""
-        # Deferred tools (§10.1) wait in the registry until `tool_search` finds them; the
+        # Deferred tools wait in the registry until `tool_search` finds them; the
         # registry entries already went through the same injection, intent first.
         self._registry = dict(shaped.registry or {})
         self._deferred = [name for name in shaped.deferred_names if name in self._registry]
@@ -314,10 +318,6 @@ class TurnRun:
         task = self._task
         if task is not None and not task.done() and not task.cancelling():
             task.cancel()
-
-    async def collect(self) -> list[TurnEvent]:
-        """Run the turn to the end and return every event (convenient for tests and scripts)."""
-        return [event async for event in self.events()]
 
     # --- driving --------------------------------------------------------------------------
 
@@ -579,9 +579,9 @@ class TurnRun:
             is_error=True,
         )
 
-    def _search_tools(self, args: Mapping[str, Any]) -> ToolResult:
+    def _search_tools(self, args: object) -> ToolResult:
         """The host side of `tool_search`: promote the deferred tools that match."""
-        query = args.get("query")
+        query = args.get("query") if isinstance(args, Mapping) else None
         if not isinstance(query, str) or not query.strip():
             return ToolResult("tool_search needs a non-empty 'query' string.", is_error=True)
         found = rank_tools(query, {name: self._registry[name] for name in self._deferred})
@@ -805,7 +805,7 @@ class TurnRun:
         try:
             label = await self._activity.label(entries)
         except Exception:
-            return  # no label: the header stays on the settled outcome (§5.2)
+            return  # no label: the header stays on the settled outcome (docs/labels.md)
         if isinstance(label, str) and label.strip() and not self._done:
             self._emit(ActivityLabel(self._next_seq(), block, label.strip()))
 
@@ -831,7 +831,8 @@ async def _invoke(
 ) -> ToolResult:
     """Call a tool; whatever it raises becomes an error result (never a crashed turn).
 
-    Past `timeout` seconds the call is cancelled and settles as an error.
+    Past `timeout` seconds the call is cancelled and settles as an error. Lone surrogates
+    in the result become U+FFFD: no request body or database could carry them.
     """
     deadline = asyncio.timeout(timeout)
     try:
@@ -846,11 +847,12 @@ async def _invoke(
                 "allow longer calls",
                 is_error=True,
             )
-        return ToolResult(f"Tool '{name}' failed: {type(exc).__name__}: {exc}", is_error=True)
+        failed = f"Tool '{name}' failed: {type(exc).__name__}: {exc}"
+        return scrub_fields(ToolResult(failed, is_error=True))
     if isinstance(result, ToolResult):
-        return result
+        return scrub_fields(result)
     if isinstance(result, str):
-        return ToolResult(result)
+        return scrub_fields(ToolResult(result))
     return ToolResult(
         f"Tool '{name}' returned {type(result).__name__}, not a ToolResult", is_error=True
     )
@@ -878,7 +880,8 @@ def _entry(call: _Call) -> ActivityEntry:
     result = call.final_result or ToolResult("")
     return ActivityEntry(
         tool_name=call.name,
-        # The raw text the model wrote: the intent stays in (§8.2, §10.10).
+        # The raw text the model wrote: the intent stays in, it is what the labeller
+        # reads to say what the call was for (only tool bodies get it stripped).
         tool_input=call.arguments,
         status=call.settled or "cancelled",
         output=result.output,

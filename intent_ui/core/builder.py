@@ -1,4 +1,4 @@
-"""The agent builder's rules: what each capability toggle shows and what a click writes (§12).
+"""The agent builder's rules: what each capability toggle shows and what a click writes.
 
 Pure functions over an agent's `tool_options` (`{tool_id: {option: value}}`, the shape the
 runtime reads) and a list of `BuilderTool`s. Nothing here mutates its input: every write
@@ -20,7 +20,7 @@ The rules:
   `_action_` in an id: an MCP tool may be called `foo_action_bar`.
 - A tool that cannot carry a label (callable only from code, a business parameter named
   `intent`, a non-object schema, host machinery) shows its intent toggle disabled, with its
-  stored state still visible (§10.2).
+  stored state still visible (docs/capabilities.md, Intent rules).
 - "Describe all" over a group (an MCP server, the native tools, an action domain) sets every
   eligible tool when not all are set, otherwise clears them all; with no eligible tool it is
   disabled and changes nothing.

@@ -12,9 +12,9 @@ schemas never see it. Pure functions only: no I/O, no logging, no clock.
   tools an optional `fallback` may infer an intent; on optional-mode tools it is not
   invoked, because context-less calls there are presumptively a widget's own traffic.
 - Every captured text goes through `redact_intent`: `strip_pii`, then `clamp_intent`
-  (500 characters). So does every other copy of an intent that leaves its conversation
-  (the anchor ledger, and any analytics, trace or log sink): the conversation itself
-  stays its owner's faithful record.
+  (500 characters as a reader counts them: grapheme clusters). So does every other copy
+  of an intent that leaves its conversation (the anchor ledger, and any analytics, trace
+  or log sink): the conversation itself stays its owner's faithful record.
 
 `strip_pii` is a backstop for four obvious identifier shapes (email addresses, Luhn-valid
 card numbers, US Social Security numbers, US-format phone numbers). It is **not** a
@@ -25,11 +25,12 @@ pasted credentials are all kept verbatim. Intent text is user data; treat it so.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
+
+from intent_ui.core.text import grapheme_end
 
 __all__ = [
     "CONTEXT_ARG",
@@ -137,60 +138,18 @@ def strip_pii(text: str) -> str:
 # --- clamping -------------------------------------------------------------------------------
 
 
-def _extends_cluster(char: str) -> bool:
-    """True when `char` continues the grapheme cluster before it (the common cases)."""
-    code = ord(char)
-    return (
-        unicodedata.combining(char) != 0
-        or unicodedata.category(char) in ("Mn", "Me", "Mc")
-        or code == 0x200D  # zero-width joiner
-        or 0xFE00 <= code <= 0xFE0F  # variation selectors
-        or 0x1F3FB <= code <= 0x1F3FF  # emoji skin-tone modifiers
-        or 0xE0020 <= code <= 0xE007F  # emoji tag sequences (subdivision flags)
-        or 0xE0100 <= code <= 0xE01EF  # variation selectors supplement
-        or 0x1160 <= code <= 0x11FF  # Hangul conjoining vowels and finals
-        or 0xD7B0 <= code <= 0xD7FF
-        or 0xDC00 <= code <= 0xDFFF  # the low half of a surrogate pair kept as two chars
-    )
-
-
-def _is_regional_indicator(char: str) -> bool:
-    return 0x1F1E6 <= ord(char) <= 0x1F1FF
-
-
-def _safe_cut(text: str, cut: int) -> int:
-    while cut > 0:
-        char, before = text[cut], text[cut - 1]
-        if _extends_cluster(char) or before == "\u200d" or (before == "\r" and char == "\n"):
-            cut -= 1
-            continue
-        if _is_regional_indicator(char) and _is_regional_indicator(before):
-            # Flags are pairs of indicators: an odd run before the cut means we are mid-flag.
-            start = cut
-            while start > 0 and _is_regional_indicator(text[start - 1]):
-                start -= 1
-            if (cut - start) % 2 == 1:
-                cut -= 1
-        break
-    return cut
-
-
 def clamp_intent(text: str, limit: int = INTENT_CAPTURE_LIMIT) -> str:
-    """Cap `text` at `limit` characters without splitting a character sequence.
+    """Cap `text` at `limit` grapheme clusters (what a reader sees as characters).
 
-    The cut backs off to a cluster boundary: combining marks, ZWJ emoji sequences, skin
-    tones, variation selectors, flags, surrogate pairs and CRLF stay whole or go whole.
-    A single cluster longer than `limit` (e.g. a letter with hundreds of combining marks) is
-    cut hard rather than dropped entirely. No ellipsis is added: this clamps stored data.
+    The cut never splits one: an accented letter, an Indic conjunct, a ZWJ emoji sequence,
+    a skin tone, a flag or CRLF stays whole or goes whole. Only a pile-up of combining marks
+    longer than `GRAPHEME_MAX_CHARS` is cut inside, so the result is at most
+    `limit * GRAPHEME_MAX_CHARS` code points. No ellipsis is added: this clamps stored data.
     """
-    if not isinstance(text, str):
+    if not isinstance(text, str) or limit <= 0:
         return ""
-    if limit <= 0:
-        return ""
-    if len(text) <= limit:
-        return text
-    cut = _safe_cut(text, limit)
-    return text[: cut or limit]
+    end = grapheme_end(text, limit)
+    return text if end == len(text) else text[:end]
 
 
 # --- advertising -------------------------------------------------------------------------------
@@ -312,17 +271,18 @@ class CapturedIntent:
     mode: IntentContextMode
 
 
-# Only this much raw text is scanned for PII before clamping. A placeholder shrinks its match
-# at most ~36x (a 254-character email -> `[email]`), so a match cut at this edge still lands
-# past the clamp; and a megabyte-long `context` does not cost a megabyte of regex work.
+# Only this much raw text is scanned for PII before clamping. Each kept cluster stands for
+# at most ~36 raw code points (a 254-character email -> the seven of `[email]`; a cluster
+# holds at most GRAPHEME_MAX_CHARS), so a match cut at this edge still lands past the clamp;
+# and a megabyte-long `context` does not cost a megabyte of regex work.
 _RAW_SCAN_LIMIT = 64 * INTENT_CAPTURE_LIMIT
 
 
 def redact_intent(text: str) -> str:
     """The copy of an intent that may leave its conversation: PII-stripped and clamped.
 
-    Trims, replaces the `strip_pii` shapes, caps at `INTENT_CAPTURE_LIMIT` characters
-    (never splitting a character sequence). Blank or non-string input gives "". Never
+    Trims, replaces the `strip_pii` shapes, caps at `INTENT_CAPTURE_LIMIT` grapheme
+    clusters (never splitting one). Blank or non-string input gives "". Never
     raises. The one function every outbound copy (capture, the anchor ledger, analytics,
     traces, logs) goes through.
     """

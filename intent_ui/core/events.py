@@ -16,12 +16,9 @@ into a `(kind, data)` pair of JSON-ready values and back.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
-CallState = Literal["streaming", "running", "background", "settled", "error", "cancelled"]
-"""The browser contract's `data-state` vocabulary (DESIGN.md)."""
-
-FinalState = Literal["settled", "error", "cancelled"]
+from intent_ui.core.states import FinalState
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +54,8 @@ class ArgsComplete:
 
 @dataclass(frozen=True, slots=True)
 class CallBackgrounded:
-    """The call was dispatched to the background: its label stays in flight (§10.3)."""
+    """The call was dispatched to the background: its label stays in flight (the handle
+    the model got is not a result; the real one arrives as a later `CallSettled`)."""
 
     seq: int
     call_id: str
@@ -87,7 +85,7 @@ class TextDelta:
 
 @dataclass(frozen=True, slots=True)
 class ActivityLabel:
-    """A fast-model summary for one tool-call block (§5.2 phase 3)."""
+    """A fast-model summary for one tool-call block: its header once it arrives."""
 
     seq: int
     block: int

@@ -1,4 +1,4 @@
-"""The intent anchor ledger (§11.4): a compact record of what a turn's calls set out to do.
+"""The intent anchor ledger: a compact record of what a turn's calls set out to do.
 
 An anchor is derived, never authored: one per settled, label-bearing call that carried an
 intent, in the order their labels settled (`seq`). It survives compaction (feed
@@ -19,14 +19,15 @@ from typing import Any, Literal
 
 from intent_ui.core.capabilities.intent import apply_outcome
 from intent_ui.core.capture import redact_intent
-from intent_ui.core.labels import has_label_text, sanitize_label
+from intent_ui.core.sanitize import has_label_text, sanitize_label
+from intent_ui.core.states import FINAL_STATES, FinalState
 from intent_ui.core.turn import CallRecord, TurnView
 
 __all__ = ["AnchorStatus", "IntentAnchor", "derive_anchors", "render_ledger"]
 
 AnchorStatus = Literal["success", "error", "cancelled"]
 
-_STATUS: dict[str, AnchorStatus] = {
+_STATUS: dict[FinalState, AnchorStatus] = {
     "settled": "success",
     "error": "error",
     "cancelled": "cancelled",
@@ -76,9 +77,7 @@ def derive_anchors(
     """Anchors for the turn's settled label-bearing calls that carry an intent, by `seq`."""
     times = timestamps or {}
     calls = [
-        record
-        for record in turn.calls()
-        if record.state in _STATUS and record.label_bearing and has_label_text(record.intent)
+        record for record in turn.calls() if record.label_bearing and has_label_text(record.intent)
     ]
     # sorted() is stable: calls that settled under one seq keep their start order.
     calls.sort(key=lambda record: record.seq)
@@ -93,6 +92,7 @@ def derive_anchors(
             agent_id=agent_id,
         )
         for record in calls
+        if record.state in FINAL_STATES  # here, so the state is narrowed for _STATUS
     ]
 
 

@@ -1,4 +1,4 @@
-"""The locale catalogue: every fallback, framing and chrome string the UI shows (§9.6).
+"""The locale catalogue: every fallback, framing and chrome string the UI shows.
 
 Model-authored intents are never translated: the model already writes in the user's
 language. Only what *we* write goes through here: the default card labels (`Ran {tool}`),
@@ -10,7 +10,7 @@ its primary subtag `es`), then English, then the key itself (so a missing string
 visible, not a crash). A key may carry a singular form under `"{key}#one"`, chosen when
 the `n` parameter is 1. A template whose parameters are missing keeps the placeholder
 literally (`Ran {tool}`) rather than failing, and parameter *values* are never parsed as
-templates, so a label containing `{{tool0turn0}}` stays literal (§10.6).
+templates, so a label containing `{{tool0turn0}}` stays literal (docs/labels.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Incremental intent extraction from streamed tool-call arguments (§9.1).
+"""Incremental intent extraction from streamed tool-call arguments.
 
 Providers stream a tool call's JSON arguments in fragments (`{"intent":"Searching for OAu`).
 The intent is the **first** key, so its sentence can be shown while the rest of the
@@ -27,7 +27,7 @@ Rules, all pinned by tests:
   break rendering and storage downstream.) A raw lone surrogate in the text, or in an
   already-parsed intent, becomes U+FFFD too.
 - Raw control characters inside the string (invalid JSON) are kept as they are: sanitising
-  is the renderer's job (§9.5), and stored data stays faithful.
+  is the renderer's job (docs/labels.md), and stored data stays faithful.
 """
 
 from __future__ import annotations

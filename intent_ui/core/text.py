@@ -1,31 +1,44 @@
 """Text made safe where it crosses an edge of the system (pure: no I/O).
 
-Two facts live here and nowhere else:
+Three facts live here and nowhere else:
 
 - **Lone surrogates.** `json.loads` turns the escape `"\\ud800"` into a Python string
   holding a lone surrogate, which no UTF-8 encoder accepts: printing it, storing it or
-  sending it back to a provider raises. `scrub_surrogates` / `scrub_decoded` replace each
-  one with U+FFFD, once, where decoded provider text enters the system (the stream
-  accumulators, the tool-argument parser, MCP tool results), so nothing downstream has to
-  care.
+  sending it back to a provider raises. A file name that is not UTF-8 arrives the same
+  way (Python's surrogateescape). `scrub_surrogates` / `scrub_decoded` replace each one
+  with U+FFFD, once, where decoded text enters the system (the stream accumulators, the
+  tool-argument parser, MCP tool results, every tool result), so nothing downstream has to
+  care; `scrub_fields` does it for every text of a record, which is how each turn event
+  enters its session (the one place events are stored and shown from).
 - **Terminal safety.** Text that reaches a terminal (the CLI's output, provider error
   messages, an MCP server's stderr) must not carry escape sequences: a provider error body
   or a server's stderr could otherwise retitle the window, move the cursor or hide what was
   printed. `terminal_text` removes whole escape sequences and every other control
   character, and the bidi controls that can reorder the surrounding text.
+- **Grapheme clusters.** What a reader sees as one character may be several code points
+  (an accented letter, an Indic conjunct, a family emoji, a flag). Every cap on text that
+  people read or that is stored for them counts clusters and never cuts one in two:
+  `grapheme_end` says where the first N end, by Unicode's segmentation rules.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from typing import Any
+from typing import Any, TypeVar
+
+import regex
 
 __all__ = [
+    "GRAPHEME_MAX_CHARS",
     "INVISIBLE",
     "LONE_SURROGATE",
     "REPLACEMENT",
+    "clip",
+    "grapheme_end",
     "scrub_decoded",
+    "scrub_fields",
     "scrub_surrogates",
     "terminal_text",
 ]
@@ -77,6 +90,30 @@ def scrub_decoded(value: Any) -> Any:
     return type(value)(scrub_decoded(item) for item in value)
 
 
+_Record = TypeVar("_Record")
+
+
+def scrub_fields(record: _Record) -> _Record:
+    """A dataclass instance with lone surrogates replaced in every text it holds: its string
+    fields and the strings inside its dict and list fields.
+
+    Returns the very same object when there is nothing to replace (a regex search per text
+    field), so the hot path of a stream costs no copy.
+    """
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(record):  # type: ignore[arg-type]
+        value = getattr(record, f.name)
+        if isinstance(value, str):
+            clean = scrub_surrogates(value)
+        elif isinstance(value, dict | list):
+            clean = scrub_decoded(value)
+        else:
+            continue
+        if clean is not value:
+            changes[f.name] = clean
+    return dataclasses.replace(record, **changes) if changes else record  # type: ignore[type-var]
+
+
 def _has_surrogate(value: Any) -> bool:
     if isinstance(value, dict | list):
         # One C-speed encode and one search instead of a Python walk: this runs on every
@@ -115,3 +152,44 @@ def terminal_text(text: object, *, multiline: bool = True) -> str:
     if multiline:
         return _CONTROL_MULTILINE.sub("", _LINE_BREAKS.sub("\n", raw))
     return " ".join(_CONTROL_ONE_LINE.sub(" ", raw).split())
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, ending in `…` when cut.
+
+    For quoting what a server or a model sent inside a message of our own (an error, a
+    log line), where the whole of it would drown the message.
+    """
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+GRAPHEME_MAX_CHARS = 32
+"""The most code points one cluster may hold and still count as one. Far more than any
+real cluster holds (the longest emoji sequences about ten; Unicode's stream-safe text
+allows thirty combining marks in a row), so only a pile-up of marks ("zalgo" text) is cut
+inside, and a cap of N clusters still bounds the length of what it keeps."""
+
+# `\X` is one extended grapheme cluster, by the Unicode version the `regex` module ships.
+_GRAPHEME = regex.compile(r"\X")
+
+
+def grapheme_end(text: str, count: int) -> int:
+    """Where the first `count` grapheme clusters of `text` end (`len(text)` when it holds
+    no more than that), so `text[:grapheme_end(text, n)]` is at most n whole clusters.
+
+    A cluster longer than `GRAPHEME_MAX_CHARS` ends the count: the cut falls inside it,
+    after that many code points, rather than keeping it whole or dropping it. The work is
+    bounded by `count`, not by the length of `text`.
+    """
+    if count <= 0:
+        return 0
+    if len(text) <= count:  # every cluster holds at least one code point
+        return len(text)
+    end = 0
+    for seen, cluster in enumerate(_GRAPHEME.finditer(text), start=1):
+        if cluster.end() - cluster.start() > GRAPHEME_MAX_CHARS:
+            return cluster.start() + GRAPHEME_MAX_CHARS
+        end = cluster.end()
+        if seen == count:
+            break
+    return end

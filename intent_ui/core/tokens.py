@@ -1,4 +1,4 @@
-"""Token accounting for tool schemas: what the intent label costs per request (§4.1, §13.1).
+"""Token accounting for tool schemas: what the intent label costs per request.
 
 Every opted-in tool carries the intent property in its schema on every request, so the
 builder shows, per tool, the schema tokens the property adds, and per agent the total

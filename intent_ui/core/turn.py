@@ -18,20 +18,21 @@ Rules (each pinned by tests):
   text arrived in between. Text after a block starts a new `TextPart`.
 - Only label-bearing calls parse an intent: their `ArgsDelta` chunks feed an
   `IntentStream`. Other calls keep the raw argument text only, so a business parameter
-  named `intent` never becomes a label (§5.1).
+  named `intent` never becomes a label (docs/labels.md, The label gate).
 - A call's label `seq` is stamped from the event when its first displayable intent
-  arrives and when it settles; the group header orders by it (§5.2).
+  arrives and when it settles; the group header orders by it, not by list order, so a
+  call settling out of order cannot rewind the header.
 - `ArgsComplete` only moves a call to `running` (and reads the final intent); the JSON
   becoming parseable never settles anything. `CallBackgrounded` -> `background`, still
-  in flight (§10.3). Only `CallSettled` gives a final state; a later `CallSettled` (a
-  background harvest) may still update it.
+  in flight (the handle is not a result). Only `CallSettled` gives a final state; a
+  later `CallSettled` (a background harvest) may still update it.
 - `ActivityLabel`: a blank label is ignored, so a pending reservation never overwrites a
   filled one.
 - `TurnDone`: calls still `streaming` or `running` become `cancelled` (whatever the stop
   reason: they can no longer finish, and must not shimmer forever). Backgrounded calls
   keep running; their harvest (or the reaper's error) arrives as a later `CallSettled`.
 - Bad input never raises: an event for an unknown call, a duplicate start, or a value of
-  the wrong type is skipped and described in `problems`.
+  the wrong type is skipped, changing nothing (`apply` returns no markers).
 
 - Work per event does not grow with what came before: argument fragments are kept as a
   list and joined only when asked for (`arguments(call_id)`), and a call's record carries
@@ -58,23 +59,17 @@ from intent_ui.core.events import (
     CallBackgrounded,
     CallSettled,
     CallStarted,
-    CallState,
     GoalSelected,
     TextDelta,
     TurnDone,
     TurnEvent,
 )
-from intent_ui.core.labels import (
-    FINAL_STATES,
-    CallCategory,
-    CallView,
-    HeaderView,
-    group_header,
-    has_label_text,
-    tool_category,
-)
+from intent_ui.core.header import HeaderView, group_header
+from intent_ui.core.labels import CallCategory, CallView, tool_category
 from intent_ui.core.labels import card_label as resolve_card_label
 from intent_ui.core.locale import DEFAULT_LANGUAGE
+from intent_ui.core.sanitize import has_label_text
+from intent_ui.core.states import FINAL_STATES, FOREGROUND_STATES, CallState
 from intent_ui.core.streaming import IntentStream, StreamingIntent, read_streaming_intent
 
 __all__ = ["CallRecord", "Part", "TextPart", "ToolBlock", "TurnView"]
@@ -170,7 +165,6 @@ class TurnView:
         self.done = False
         self.stop_reason: str | None = None
         self.error: str | None = None
-        self.problems: list[str] = []
 
     # --- reducing -------------------------------------------------------------------------
 
@@ -210,17 +204,11 @@ class TurnView:
                 return self._goal(event)
             case TurnDone():
                 return self._done(event)
-        self.problems.append(
-            f"ignored {type(event).__name__}: not a turn event (see intent_ui.core.events)"
-        )
-        return set()
+        return set()  # not a turn event
 
     def _start(self, event: CallStarted) -> set[str]:
         if event.call_id in self._calls:
-            self.problems.append(
-                f"ignored CallStarted seq={event.seq}: call {event.call_id!r} already started"
-            )
-            return set()
+            return set()  # a duplicate start
         category = self._categorize(event.tool)
         record = CallRecord(
             call_id=event.call_id,
@@ -248,15 +236,12 @@ class TurnView:
         return changed
 
     def _delta(self, event: ArgsDelta) -> set[str]:
-        record = self._known(event.call_id, event)
+        record = self._calls.get(event.call_id)
         if record is None:
             return set()
         if record.args_complete or record.state in FINAL_STATES:
             return set()  # the argument text is final once the provider said so
-        if not isinstance(event.chunk, str):
-            self.problems.append(f"ignored ArgsDelta seq={event.seq}: chunk is not text")
-            return set()
-        if not event.chunk:
+        if not isinstance(event.chunk, str) or not event.chunk:
             return set()
         self._args[event.call_id].append(event.chunk)
         stream = self._streams.get(event.call_id)
@@ -265,7 +250,7 @@ class TurnView:
         return self._store(record, _with_intent(record, found, event.seq, args_len=args_len))
 
     def _complete(self, event: ArgsComplete) -> set[str]:
-        record = self._known(event.call_id, event)
+        record = self._calls.get(event.call_id)
         if record is None:
             return set()
         if isinstance(event.arguments, str) and event.arguments:
@@ -289,21 +274,17 @@ class TurnView:
         return self._store(record, updated)
 
     def _background(self, event: CallBackgrounded) -> set[str]:
-        record = self._known(event.call_id, event)
+        record = self._calls.get(event.call_id)
         if record is None or record.state in FINAL_STATES:
             return set()
         return self._store(record, replace(record, state="background"))
 
     def _settle(self, event: CallSettled) -> set[str]:
-        record = self._known(event.call_id, event)
+        record = self._calls.get(event.call_id)
         if record is None:
             return set()
         if event.state not in FINAL_STATES:
-            self.problems.append(
-                f"ignored CallSettled seq={event.seq} for {event.call_id!r}: state "
-                f"{event.state!r} is not one of settled, error, cancelled"
-            )
-            return set()
+            return set()  # only a final state settles a call
         patch = event.outcome_patch
         updated = replace(
             record,
@@ -330,7 +311,7 @@ class TurnView:
 
     def _activity_label(self, event: ActivityLabel) -> set[str]:
         if not isinstance(event.label, str) or not has_label_text(event.label):
-            return set()  # pending or blank: the header stays where it is (§5.2)
+            return set()  # pending or blank: the header stays where it is
         if self._activity.get(event.block) == event.label:
             return set()
         self._activity[event.block] = event.label
@@ -338,7 +319,6 @@ class TurnView:
 
     def _goal(self, event: GoalSelected) -> set[str]:
         if not isinstance(event.goal_id, str) or not isinstance(event.label, str):
-            self.problems.append(f"ignored GoalSelected seq={event.seq}: id and label must be text")
             return set()
         goal = (event.goal_id, event.label)
         if goal == self.goal:
@@ -352,7 +332,7 @@ class TurnView:
         self.error = event.error
         changed = {"done"}
         for record in list(self._calls.values()):
-            if record.state in ("streaming", "running"):
+            if record.state in FOREGROUND_STATES:
                 updated = replace(
                     record,
                     state="cancelled",
@@ -362,15 +342,6 @@ class TurnView:
                 )
                 changed |= self._store(record, updated)
         return changed
-
-    def _known(self, call_id: str, event: TurnEvent) -> CallRecord | None:
-        record = self._calls.get(call_id)
-        if record is None:
-            self.problems.append(
-                f"ignored {type(event).__name__} seq={event.seq}: unknown call {call_id!r} "
-                "(a CallStarted must come first)"
-            )
-        return record
 
     def _store(self, before: CallRecord, after: CallRecord) -> set[str]:
         if after == before:

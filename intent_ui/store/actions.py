@@ -8,7 +8,9 @@ to the user who imported them (`owner`, a user id): one document per owner and d
 each function sees only the owner's rows.
 
 The store keeps the parsed document as JSON text and knows nothing about OpenAPI:
-`intent_ui.agent.tools.actions` turns rows back into tools.
+`intent_ui.agent.tools.actions` turns rows back into tools, from that text
+(`StoredAction.document_json`), so it can keep what it parsed by content; the decoded
+mapping (`document`) is decoded only when asked for.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, Text, UniqueConstraint
-from sqlmodel import Field, Session, SQLModel, select
+from sqlmodel import Field, Session, SQLModel, col, select
 
 from intent_ui.store.db import store_errors
 from intent_ui.store.models import decode_json, encode_json, new_id
@@ -52,7 +54,7 @@ class ActionDocument(SQLModel, table=True):
 
 @dataclass(frozen=True, slots=True)
 class StoredAction:
-    """A stored document, decoded."""
+    """A stored document: its row's fields and the document's JSON text."""
 
     id: str
     owner_id: str
@@ -60,8 +62,14 @@ class StoredAction:
     domain: str
     title: str
     source: str
-    document: dict[str, Any]
+    document_json: str
     created_at: float
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The document, decoded (each call decodes the text again)."""
+        document = decode_json(self.document_json, {})
+        return document if isinstance(document, dict) else {}
 
 
 _initialised: weakref.WeakSet[Engine] = weakref.WeakSet()
@@ -71,12 +79,12 @@ def init_action_store(engine: Engine) -> None:
     """Create the table if it does not exist (once per engine per process)."""
     if engine in _initialised:
         return
-    SQLModel.metadata.create_all(engine, tables=[ActionDocument.__table__])  # type: ignore[list-item]
+    # SQLModel sets `__table__` on a table model without declaring it.
+    SQLModel.metadata.create_all(engine, tables=[ActionDocument.__table__])  # type: ignore[attr-defined]
     _initialised.add(engine)
 
 
 def _decoded(row: ActionDocument) -> StoredAction:
-    document = decode_json(row.document_json, {})
     return StoredAction(
         id=row.id,
         owner_id=row.owner_id,
@@ -84,7 +92,7 @@ def _decoded(row: ActionDocument) -> StoredAction:
         domain=row.domain,
         title=row.title,
         source=row.source,
-        document=document if isinstance(document, dict) else {},
+        document_json=row.document_json,
         created_at=row.created_at,
     )
 
@@ -133,7 +141,7 @@ def list_action_documents(engine: Engine, *, owner: str | None) -> list[StoredAc
     """`owner`'s stored documents (everyone's for None, when loading every user's action
     tools at start), oldest first."""
     init_action_store(engine)
-    statement = select(ActionDocument).order_by(ActionDocument.created_at)
+    statement = select(ActionDocument).order_by(col(ActionDocument.created_at))
     if owner is not None:
         statement = statement.where(ActionDocument.owner_id == owner)
     with Session(engine) as session:

@@ -1,4 +1,4 @@
-"""Saved agents: CRUD, duplication, and the builder's per-tool option switches (§12).
+"""Saved agents: CRUD, duplication, and the builder's per-tool option switches.
 
 `tool_options` maps a tool id (see `intent_ui.agent.tools.base.Tool.tool_id`) to its
 capability switches: `describe_intent`, `defer_loading`, `run_in_background` (booleans)

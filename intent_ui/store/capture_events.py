@@ -27,7 +27,7 @@ from intent_ui.store.db import StoreError
 
 __all__ = ["CaptureEvent", "CaptureSummary", "ToolCapture", "add_capture_events", "capture_summary"]
 
-_MODES: frozenset[str] = frozenset(get_args(IntentContextMode))
+_MODES: frozenset[IntentContextMode] = frozenset(get_args(IntentContextMode))
 _SOURCES: frozenset[str] = frozenset(get_args(IntentSource))
 _STATUSES = frozenset({"ok", "error"})
 
@@ -116,8 +116,8 @@ def capture_summary(engine: Engine) -> CaptureSummary:
     """Per-tool Call Coverage (required-context calls) and optional share, from the store."""
     captured = col(CaptureEvent.intent_source) == "context_parameter"
     counts = select(
-        CaptureEvent.tool,
-        CaptureEvent.intent_context,
+        col(CaptureEvent.tool),
+        col(CaptureEvent.intent_context),
         captured.label("captured"),
         func.count().label("n"),
     ).group_by(CaptureEvent.tool, CaptureEvent.intent_context, captured)
@@ -127,7 +127,9 @@ def capture_summary(engine: Engine) -> CaptureSummary:
         .where(col(CaptureEvent.intent).is_not(None))
         .group_by(CaptureEvent.tool)
     )
-    latest = select(CaptureEvent.tool, CaptureEvent.intent).where(col(CaptureEvent.id).in_(newest))
+    latest = select(col(CaptureEvent.tool), col(CaptureEvent.intent)).where(
+        col(CaptureEvent.id).in_(newest)
+    )
     with engine.connect() as connection:
         grouped = connection.execute(counts).all()
         intents = {tool: intent for tool, intent in connection.execute(latest).all()}

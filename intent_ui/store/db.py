@@ -41,6 +41,7 @@ from sqlalchemy.exc import (
     NoSuchModuleError,
     OperationalError,
     SQLAlchemyError,
+    StatementError,
 )
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session
@@ -287,6 +288,6 @@ def _shown(url: URL) -> str:
 
 
 def _reason(exc: BaseException) -> str:
-    if isinstance(exc, SQLAlchemyError) and getattr(exc, "orig", None) is not None:
+    if isinstance(exc, StatementError) and exc.orig is not None:
         return str(exc.orig)  # the driver's words, without SQLAlchemy's SQL echo
     return str(exc) or type(exc).__name__

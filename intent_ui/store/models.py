@@ -87,6 +87,8 @@ class User(SQLModel, table=True):
     created_at: float
     # The chat's display density (`intent_ui.core.display`), remembered per user.
     density: str = Field(default=DEFAULT_DENSITY, sa_column_kwargs={"server_default": "full"})
+    # Signed into every session cookie; raising it ends the user's sessions everywhere.
+    session_epoch: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 # Owners are not foreign keys: a user row is never deleted by the app, and the owner

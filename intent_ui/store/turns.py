@@ -13,6 +13,11 @@ closes every open row (text after a new tool block must stay after it), and a fr
 that made its call's intent first readable closes its row (that seq orders the group
 header, so it must survive). A turn's stored size so stays within about twice its text.
 
+A flush that fails keeps its rows buffered, whatever the error. `salvage()` is for rows
+the database refuses while the store itself works (a value no driver encodes): it writes
+them one per transaction and drops only the refused ones, and the turn's end then says how
+many were lost and why, so the turn is stored as an error rather than lost whole.
+
 `load_events(engine, message_id)` reads the log back; `TurnView.replay` of it is the
 turn. When the turn ends, `flush` also writes the message's summary (reply text, status,
 error, stop reason) that lists and history read without replaying.
@@ -39,6 +44,7 @@ from intent_ui.core.events import (
     event_from_record,
     event_to_record,
 )
+from intent_ui.core.text import clip, scrub_surrogates
 from intent_ui.core.turn import TurnView
 from intent_ui.store.db import StoreError, store_errors
 from intent_ui.store.models import Clock, Message, TurnEventRow, decode_json, encode_json
@@ -54,7 +60,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-CANCELLED_STOP_REASONS: frozenset[str] = frozenset({"cancelled", "canceled", "interrupted"})
+CANCELLED_STOP_REASONS: frozenset[str] = frozenset({"cancelled", "interrupted"})
 """`TurnDone.stop_reason` values that mean the turn was stopped rather than finished."""
 
 INTERRUPTED_STOP_REASON = "interrupted"
@@ -62,6 +68,8 @@ INTERRUPTED_STOP_REASON = "interrupted"
 _MESSAGES = Message.__table__  # type: ignore[attr-defined]
 _EVENTS = TurnEventRow.__table__  # type: ignore[attr-defined]
 _TEXT_KEY = ""  # the open-row key of reply text (call ids are never empty)
+_REASON_CHARS = 200
+_SAVE_ACTION = "save the turn (it stays buffered; the next flush retries)"
 
 
 def turn_status(stop_reason: str | None, error: str | None) -> str:
@@ -82,11 +90,14 @@ class _Row:
     data: dict[str, Any]
     pieces: list[str] = field(default_factory=list)  # merged fragments, joined at write
 
-    def values(self, message_id: str) -> dict[str, Any]:
+    def values(self, message_id: str, loss: str | None = None) -> dict[str, Any]:
+        """The row to insert; `loss` (what `salvage` dropped) joins the error of an end."""
         data = self.data
         if self.pieces:
             key = "chunk" if self.kind == "ArgsDelta" else "text"
             data = {**data, key: "".join(self.pieces)}
+        if loss and self.kind == "TurnDone":
+            data = {**data, "error": _with_loss(data.get("error"), loss)}
         return {
             "message_id": message_id,
             "seq": self.seq,
@@ -112,6 +123,8 @@ class EventLog:
         self._open: dict[str, _Row] = {}  # rows that may still absorb fragments
         self._summary: dict[str, Any] | None = None
         self._gone = False
+        self._lost = 0  # rows `salvage` dropped, and the last reason the database gave
+        self._lost_reason = ""
 
     @property
     def message_id(self) -> str:
@@ -170,33 +183,139 @@ class EventLog:
     def flush(self) -> bool:
         """Write what is buffered in one transaction; False when there was nothing to write.
 
-        Blocking: run it with `asyncio.to_thread`. On failure nothing is lost (the rows
-        stay buffered for the next flush) and `StoreError` says why. If the message was
-        deleted meanwhile (its conversation was removed), the turn is dropped silently.
+        Blocking: run it with `asyncio.to_thread`. On failure nothing is lost: the rows stay
+        buffered for the next flush and the error is raised (`StoreError` when the store
+        failed; any other error means the database refused the rows themselves: see
+        `salvage`). If the message was deleted meanwhile (its conversation was removed), the
+        turn is dropped silently.
         """
         with self._flush_lock:
-            with self._lock:
-                if self._gone or not (self._rows or self._summary):
-                    return False
-                rows, summary = self._rows, self._summary
-                self._rows, self._summary = [], None
-                self._open.clear()
-                values = [row.values(self._message_id) for row in rows]
+            taken = self._take()
+            if taken is None:
+                return False
+            rows, summary = taken
             try:
-                with store_errors("save the turn (it stays buffered; the next flush retries)"):
-                    gone = self._write(values, summary)
-            except StoreError:
-                with self._lock:
-                    self._rows[:0] = rows
-                    self._summary = self._summary or summary
+                with store_errors(_SAVE_ACTION):
+                    gone = self._write([self._values(row) for row in rows], self._end(summary))
+            except BaseException:
+                self._put_back(rows, summary)
                 raise
             if gone:
-                with self._lock:
-                    self._gone = True
-                    self._rows.clear()
-                    self._summary = None
+                self._drop()
                 return False
             return True
+
+    def salvage(self) -> int:
+        """Write what is buffered one row per transaction; returns how many rows the
+        database refused, which are dropped.
+
+        For a batch `flush` could not write though the store works. Each refused row is
+        counted, and the turn's end (its `TurnDone` and the summary) then says how many were
+        lost and why and marks the turn an error; a `TurnDone` that is refused itself is
+        replaced by a bare one, so the turn always ends. Raises `StoreError` when the store
+        fails, with the rows not yet written still buffered.
+        """
+        with self._flush_lock:
+            taken = self._take()
+            if taken is None:
+                return 0
+            rows, summary = taken
+            lost_before = self._lost
+            for index, row in enumerate(rows):
+                try:
+                    gone = self._write_row(row)
+                except StoreError:
+                    self._put_back(rows[index:], summary)
+                    raise
+                except Exception as exc:
+                    self._lose(exc)
+                    if row.kind != "TurnDone":
+                        continue
+                    bare = _Row(row.seq, row.kind, {"stop_reason": "error"})
+                    try:
+                        gone = self._write_row(bare)
+                    except StoreError:
+                        self._put_back([bare, *rows[index + 1 :]], summary)
+                        raise
+                if gone:
+                    self._drop()
+                    return self._lost - lost_before
+            if summary is not None:
+                # The reply text is the summary's one free-form field: refused, the status
+                # still lands without it (the replayed log has the text).
+                bare_summary = {k: v for k, v in summary.items() if k != "content"}
+                for attempt in (summary, bare_summary):
+                    try:
+                        gone = self._write_summary(attempt)
+                        break
+                    except StoreError:
+                        self._put_back([], summary)
+                        raise
+                    except Exception:
+                        if attempt is bare_summary:
+                            raise
+                        logger.exception("Turn %s: its reply text was refused", self._message_id)
+                if gone:
+                    self._drop()
+            dropped = self._lost - lost_before
+            if dropped:
+                logger.error(
+                    "Turn %s: %d event(s) could not be saved (%s)",
+                    self._message_id,
+                    dropped,
+                    self._lost_reason,
+                )
+            return dropped
+
+    def _take(self) -> tuple[list[_Row], dict[str, Any] | None] | None:
+        with self._lock:
+            if self._gone or not (self._rows or self._summary):
+                return None
+            rows, summary = self._rows, self._summary
+            self._rows, self._summary = [], None
+            self._open.clear()
+            return rows, summary
+
+    def _put_back(self, rows: list[_Row], summary: dict[str, Any] | None) -> None:
+        with self._lock:
+            self._rows[:0] = rows
+            self._summary = self._summary or summary
+
+    def _drop(self) -> None:
+        with self._lock:
+            self._gone = True
+            self._rows.clear()
+            self._summary = None
+
+    def _lose(self, exc: Exception) -> None:
+        self._lost += 1
+        said = scrub_surrogates(f"{type(exc).__name__}: {exc}")
+        self._lost_reason = clip(" ".join(said.split()), _REASON_CHARS)
+
+    @property
+    def _loss(self) -> str | None:
+        """What the turn's end says about the rows `salvage` dropped (None: none were)."""
+        if not self._lost:
+            return None
+        events = "1 event" if self._lost == 1 else f"{self._lost} events"
+        return f"{events} of this turn could not be saved ({self._lost_reason}); the rest was."
+
+    def _values(self, row: _Row) -> dict[str, Any]:
+        return row.values(self._message_id, self._loss)
+
+    def _end(self, summary: dict[str, Any] | None) -> dict[str, Any] | None:
+        loss = self._loss
+        if summary is None or loss is None:
+            return summary
+        return {**summary, "status": "error", "error": _with_loss(summary.get("error"), loss)}
+
+    def _write_row(self, row: _Row) -> bool:
+        with store_errors(_SAVE_ACTION):
+            return self._write([self._values(row)], None)
+
+    def _write_summary(self, summary: dict[str, Any]) -> bool:
+        with store_errors(_SAVE_ACTION):
+            return self._write([], self._end(summary))
 
     def _write(self, rows: list[dict[str, Any]], summary: dict[str, Any] | None) -> bool:
         """Returns True when the message row no longer exists."""
@@ -213,6 +332,10 @@ class EventLog:
                     update(_MESSAGES).where(_MESSAGES.c.id == self._message_id).values(**summary)
                 )
         return False
+
+
+def _with_loss(error: object, loss: str) -> str:
+    return f"{error} {loss}" if isinstance(error, str) and error else loss
 
 
 @store_errors("read the turn")

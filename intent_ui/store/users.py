@@ -4,7 +4,9 @@ Without `auth:` in the config there is one user, `local` (created by the migrati
 added ownership, which also gave it every row that existed before). With `auth:` users
 are rows here: a reverse proxy's user header names one (`ensure_user` creates it on first
 sight), or a name and password sign one in (`add_user` stores an argon2 hash, never the
-password; `authenticate` checks it).
+password; `authenticate` checks it). A password has at least `MIN_PASSWORD_CHARS`
+characters. Each user has a session epoch that every session cookie carries: raising it
+(`end_sessions`, or a new password) ends every session signed before.
 
 Every other store module takes the owner's id and filters by it, so a handler cannot
 forget the check: another user's row is simply not found.
@@ -16,7 +18,7 @@ import time
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import Engine
+from sqlalchemy import Engine, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
@@ -27,12 +29,15 @@ from intent_ui.store.models import LOCAL_USER_ID, Clock, User
 __all__ = [
     "LOCAL_USER_ID",
     "MAX_USER_NAME_CHARS",
+    "MIN_PASSWORD_CHARS",
     "User",
     "UserExistsError",
     "add_user",
     "authenticate",
+    "end_sessions",
     "ensure_user",
     "get_user",
+    "get_user_by_name",
     "list_users",
     "set_density",
     "set_password",
@@ -40,6 +45,9 @@ __all__ = [
 ]
 
 MAX_USER_NAME_CHARS = 200
+MIN_PASSWORD_CHARS = 12
+"""Shorter passwords fall to guessing too fast; twelve characters (a few words) is the
+least that sign-in's slowing of repeated failures can protect."""
 
 _hasher = PasswordHasher()
 # Verifying against this keeps an unknown name as slow as a wrong password, so the
@@ -62,9 +70,24 @@ def _clean_name(name: str) -> str:
     return cleaned
 
 
+def _check_password(password: str) -> None:
+    if not password:
+        raise ValueError("A password cannot be empty.")
+    if len(password) < MIN_PASSWORD_CHARS:
+        raise ValueError(
+            f"A password needs at least {MIN_PASSWORD_CHARS} characters; this one has "
+            f"{len(password)}. A few unrelated words make one that is long and easy to remember."
+        )
+
+
 def get_user(engine: Engine, user_id: str) -> User | None:
     with open_session(engine) as session:
         return session.get(User, user_id)
+
+
+def get_user_by_name(engine: Engine, name: str) -> User | None:
+    """The user called `name` (surrounding spaces ignored), or None."""
+    return _by_name(engine, name.strip()) if isinstance(name, str) else None
 
 
 def _by_name(engine: Engine, name: str) -> User | None:
@@ -104,11 +127,11 @@ def ensure_user(engine: Engine, name: str, *, now: Clock = time.time) -> User:
 def add_user(engine: Engine, name: str, password: str, *, now: Clock = time.time) -> User:
     """Create a user who signs in with `password` (stored as an argon2 hash).
 
-    Raises UserExistsError when the name is taken, ValueError for a blank name or password.
+    Raises UserExistsError when the name is taken, ValueError for a blank name or a
+    password shorter than `MIN_PASSWORD_CHARS`.
     """
     cleaned = _clean_name(name)
-    if not password:
-        raise ValueError("A password cannot be empty.")
+    _check_password(password)
     user = User(name=cleaned, password_hash=_hasher.hash(password), created_at=now())
     try:
         with open_session(engine) as session:
@@ -123,17 +146,30 @@ def add_user(engine: Engine, name: str, password: str, *, now: Clock = time.time
 
 
 def set_password(engine: Engine, name: str, password: str) -> User | None:
-    """Replace a user's password; None when there is no user by that name."""
-    if not password:
-        raise ValueError("A password cannot be empty.")
+    """Replace a user's password and end their sessions; None when there is no user by
+    that name. Raises ValueError for a password shorter than `MIN_PASSWORD_CHARS`."""
+    _check_password(password)
     with open_session(engine) as session:
         user = session.exec(select(User).where(col(User.name) == name.strip())).first()
         if user is None:
             return None
         user.password_hash = _hasher.hash(password)
+        user.session_epoch += 1
         session.add(user)
         session.commit()
         return user
+
+
+def end_sessions(engine: Engine, user_id: str) -> bool:
+    """End every session of the user, on every device (their cookies stop counting at
+    their next event); False when there is no such user."""
+    with engine.begin() as connection:
+        ended = connection.execute(
+            update(User)
+            .where(col(User.id) == user_id)
+            .values(session_epoch=col(User.session_epoch) + 1)
+        )
+    return bool(ended.rowcount)
 
 
 def user_density(engine: Engine, user_id: str) -> Density:

@@ -8,7 +8,10 @@ everything chosen so far.
 
 Every handler resolves the signed-in user first and reaches agents and imported actions
 only through the owner-filtered store. A shared agent of someone else's opens read-only:
-it can be used and duplicated, not changed.
+it can be used and duplicated, not changed. Store queries, document parsing and token
+counts run in a worker thread (`asyncio.to_thread`): the event loop that runs these
+handlers also streams every user's turn. An upload is read up to the document cap, never
+whole.
 
 An agent's goals and scopes (`core.goals`) are edited here too: add, remove, change an id
 or a description, tick the tool families a goal may use (the families of the agent's
@@ -37,6 +40,7 @@ import reflex as rx
 
 from intent_ui.agent.tokenizer import get_tokenizer
 from intent_ui.agent.tools.actions import (
+    MAX_DOCUMENT_BYTES,
     ActionSpec,
     OpenApiError,
     fetch_openapi,
@@ -68,6 +72,7 @@ from intent_ui.store import agents as agent_store
 from intent_ui.ui.auth import AuthState
 from intent_ui.ui.host import Host, get_host, refresh_actions
 from intent_ui.ui.state import ChatState
+from intent_ui.ui.uploads import read_capped_upload
 
 __all__ = [
     "BUILDER_KEYS",
@@ -515,7 +520,9 @@ def catalogue(
 ) -> tuple[list[BuilderTool], dict[str, str]]:
     """Every tool `user`'s agents may pick (runtime tools, then the actions they imported),
     and why each unavailable MCP server is unavailable. Cached per host and user (kept out
-    of the Reflex state, which is pickled); `refresh` rebuilds it after an import."""
+    of the Reflex state, which is pickled); `refresh` rebuilds it after an import. Blocking
+    (the database, and parsing a stored document not parsed before): call it from a worker
+    thread."""
     cached = _catalogue_cache.get(user)
     if not refresh and cached is not None and cached[0] is host:
         return cached[1], cached[2]
@@ -525,7 +532,7 @@ def catalogue(
     tools = [_builder_tool(t) for t in runtime_tools]
     known = {t.tool_id for t in tools}
     stored = action_store.list_action_documents(host.engine, owner=user)
-    actions, _problems = load_action_tools((d.source, d.document) for d in stored)
+    actions, _problems = load_action_tools((d.source, d.document_json) for d in stored)
     tools.extend(_builder_tool(a) for a in actions if a.tool_id not in known)
     unavailable = dict(host.runtime.mcp_failures)
     _catalogue_cache[user] = (host, tools, unavailable)
@@ -536,6 +543,15 @@ _catalogue_cache: dict[str, tuple[Host, list[BuilderTool], dict[str, str]]] = {}
 
 
 _COSTS: dict[tuple[str, str], ToolTokenCost] = {}
+
+
+def _priced_catalogue(
+    host: Host, user: str
+) -> tuple[list[BuilderTool], dict[str, str], dict[str, ToolTokenCost]]:
+    """`catalogue` and the token costs of its tools. Blocking (the database on a cold cache,
+    the tokenizer for a definition not counted before): call it from a worker thread."""
+    tools, unavailable = catalogue(host, user)
+    return tools, unavailable, _costs(tools)
 
 
 def _costs(tools: Sequence[BuilderTool]) -> dict[str, ToolTokenCost]:
@@ -624,20 +640,19 @@ class AgentsState(AuthState):
         self.endpoints = [e.name for e in host.config.endpoints]
         await asyncio.to_thread(catalogue, host, user, refresh=True)
         self.tokenizer = (await asyncio.to_thread(get_tokenizer)).name
-        self._refresh_agents(host, user)
+        await self._refresh_agents(host, user)
         reopen = self.agent_id if any(a.id == self.agent_id for a in self.agents) else ""
         if not reopen and not self.editing:
-            own = [
-                a for a in agent_store.list_agents(host.engine, owner=user) if a.owner_id == user
-            ]
+            listed = await asyncio.to_thread(agent_store.list_agents, host.engine, owner=user)
+            own = [a for a in listed if a.owner_id == user]
             if own:
                 reopen = str(max(own, key=lambda a: a.updated_at).id)
         if reopen:
-            self._open(host, user, reopen)
+            await self._open(host, user, reopen)
         elif not self.editing or self.agent_id:
-            self._start_draft(host, user)
+            await self._start_draft(host, user)
         else:
-            self._render(host, user)
+            await self._render(host, user)
         return rx.call_script("navigator.language || ''", callback=AgentsState.set_browser_lang)
 
     @rx.event
@@ -651,14 +666,14 @@ class AgentsState(AuthState):
             user = await self._user(host)
             if user is None:
                 return
-            self._refresh_agents(host, user)
-            self._render(host, user)
+            await self._refresh_agents(host, user)
+            await self._render(host, user)
 
     # --- agents ---------------------------------------------------------------------------
 
-    def _refresh_agents(self, host: Host, user: str) -> None:
+    async def _refresh_agents(self, host: Host, user: str) -> None:
         rows = []
-        for agent in agent_store.list_agents(host.engine, owner=user):
+        for agent in await asyncio.to_thread(agent_store.list_agents, host.engine, owner=user):
             rows.append(
                 AgentRowVM(
                     id=str(agent.id),
@@ -680,7 +695,7 @@ class AgentsState(AuthState):
         if self.model not in self.models:
             self.model = self.models[0] if self.models else ""
 
-    def _start_draft(self, host: Host, user: str) -> None:
+    async def _start_draft(self, host: Host, user: str) -> None:
         self.agent_id = ""
         self.editing = True
         self.form_key = f"new-{time.monotonic_ns()}"
@@ -695,14 +710,14 @@ class AgentsState(AuthState):
         self.shared = False
         self.read_only = False
         self.error = ""
-        self._render(host, user)
+        await self._render(host, user)
 
-    def _open(self, host: Host, user: str, agent_id: str) -> None:
-        agent = agent_store.get_agent(host.engine, agent_id, owner=user)
+    async def _open(self, host: Host, user: str, agent_id: str) -> None:
+        agent = await asyncio.to_thread(agent_store.get_agent, host.engine, agent_id, owner=user)
         if agent is None:
             self.error = self._text("builder.error_agent_gone")
-            self._refresh_agents(host, user)
-            self._start_draft(host, user)
+            await self._refresh_agents(host, user)
+            await self._start_draft(host, user)
             return
         self.agent_id = str(agent.id)
         self.editing = True
@@ -718,17 +733,17 @@ class AgentsState(AuthState):
         self.shared = agent.shared
         self.read_only = agent.owner_id != user
         self.error = ""
-        self._refresh_agents(host, user)
-        self._render(host, user)
+        await self._refresh_agents(host, user)
+        await self._render(host, user)
 
-    def _render(self, host: Host, user: str) -> None:
-        tools, unavailable = catalogue(host, user)
+    async def _render(self, host: Host, user: str) -> None:
+        tools, unavailable, costs = await asyncio.to_thread(_priced_catalogue, host, user)
         view = build_view(
             tools,
             tool_options=self._tool_options,
             picked=self._picked,
             capabilities=host.config.capabilities,
-            costs=_costs(tools),
+            costs=costs,
             unavailable=unavailable,
             lang=self.lang,
         )
@@ -754,8 +769,8 @@ class AgentsState(AuthState):
         if user is None:
             return
         self.notice = ""
-        self._start_draft(host, user)
-        self._refresh_agents(host, user)
+        await self._start_draft(host, user)
+        await self._refresh_agents(host, user)
 
     @rx.event
     async def open_agent(self, agent_id: str) -> None:
@@ -764,7 +779,7 @@ class AgentsState(AuthState):
         if user is None:
             return
         self.notice = ""
-        self._open(host, user, agent_id)
+        await self._open(host, user, agent_id)
 
     @rx.event
     async def set_endpoint(self, value: str) -> None:
@@ -805,7 +820,7 @@ class AgentsState(AuthState):
             self.error = self.goal_error  # an invalid goal is never written: fix it first
             return
         self.name, self.instructions = name, instructions
-        fields = {
+        fields: dict[str, Any] = {
             "name": name,
             "instructions": instructions,
             "endpoint": self.endpoint or None,
@@ -814,13 +829,16 @@ class AgentsState(AuthState):
             "scopes": self._scopes,
         }
         if self.agent_id:
-            agent = agent_store.update_agent(host.engine, self.agent_id, owner=user, **fields)
+            agent = await asyncio.to_thread(
+                agent_store.update_agent, host.engine, self.agent_id, owner=user, **fields
+            )
             if agent is None:
                 self.error = self._text("builder.error_deleted_save_again")
                 self.agent_id = ""
                 return
         else:
-            agent = agent_store.create_agent(
+            created = await asyncio.to_thread(
+                agent_store.create_agent,
                 host.engine,
                 owner=user,
                 **fields,
@@ -828,10 +846,10 @@ class AgentsState(AuthState):
                 tool_options=self._tool_options,
                 shared=self.shared,
             )
-            self.agent_id = str(agent.id)
+            self.agent_id = str(created.id)
         self.error = ""
         self.notice = self._text("builder.saved", name=name)
-        self._refresh_agents(host, user)
+        await self._refresh_agents(host, user)
 
     @rx.event
     async def toggle_shared(self) -> None:
@@ -843,8 +861,8 @@ class AgentsState(AuthState):
             self.error = self._text("builder.read_only")
             return
         self.shared = not self.shared
-        self._persist(host, user, shared=self.shared)
-        self._refresh_agents(host, user)
+        await self._persist(host, user, shared=self.shared)
+        await self._refresh_agents(host, user)
 
     @rx.event
     async def duplicate(self, agent_id: str) -> None:
@@ -852,13 +870,15 @@ class AgentsState(AuthState):
         user = await self._user(host)
         if user is None:
             return
-        copy = agent_store.duplicate_agent(host.engine, agent_id, owner=user)
+        copy = await asyncio.to_thread(
+            agent_store.duplicate_agent, host.engine, agent_id, owner=user
+        )
         if copy is None:
             self.error = self._text("builder.error_cannot_duplicate")
-            self._refresh_agents(host, user)
+            await self._refresh_agents(host, user)
             return
         self.notice = self._text("builder.created", name=copy.name)
-        self._open(host, user, str(copy.id))
+        await self._open(host, user, str(copy.id))
 
     @rx.event
     async def delete(self, agent_id: str) -> None:
@@ -866,31 +886,37 @@ class AgentsState(AuthState):
         user = await self._user(host)
         if user is None:
             return
-        if not agent_store.delete_agent(host.engine, agent_id, owner=user):
+        if not await asyncio.to_thread(agent_store.delete_agent, host.engine, agent_id, owner=user):
             self.error = self._text("builder.error_not_owner_delete")
-            self._refresh_agents(host, user)
+            await self._refresh_agents(host, user)
             return
         self.notice = self._text("builder.deleted")
         if agent_id == self.agent_id:
-            self._start_draft(host, user)
-        self._refresh_agents(host, user)
+            await self._start_draft(host, user)
+        await self._refresh_agents(host, user)
 
     # --- tools and switches ---------------------------------------------------------------
 
-    def _tool(self, host: Host, user: str, tool_id: str) -> BuilderTool | None:
-        return next((t for t in catalogue(host, user)[0] if t.tool_id == tool_id), None)
+    async def _tool(self, host: Host, user: str, tool_id: str) -> BuilderTool | None:
+        tools, _unavailable = await asyncio.to_thread(catalogue, host, user)
+        return next((t for t in tools if t.tool_id == tool_id), None)
 
-    def _persist(self, host: Host, user: str, **fields: Any) -> None:
+    async def _persist(self, host: Host, user: str, **fields: Any) -> None:
         if not self.agent_id:
             return  # a draft: Save writes everything
-        if agent_store.update_agent(host.engine, self.agent_id, owner=user, **fields) is None:
+        updated = await asyncio.to_thread(
+            agent_store.update_agent, host.engine, self.agent_id, owner=user, **fields
+        )
+        if updated is None:
             self.error = self._text("builder.error_deleted_save")
             self.agent_id = ""
 
-    def _current_options(self, host: Host, user: str) -> dict[str, Any]:
+    async def _current_options(self, host: Host, user: str) -> dict[str, Any]:
         # Re-read a saved agent, so two tabs editing one agent do not undo each other.
         if self.agent_id:
-            agent = agent_store.get_own_agent(host.engine, self.agent_id, owner=user)
+            agent = await asyncio.to_thread(
+                agent_store.get_own_agent, host.engine, self.agent_id, owner=user
+            )
             if agent is not None:
                 return agent.tool_options
         return dict(self._tool_options)
@@ -915,10 +941,10 @@ class AgentsState(AuthState):
         picked = list(self._picked)
         picked = [t for t in picked if t != tool_id] if tool_id in picked else [*picked, tool_id]
         self._picked = picked
-        self._persist(host, user, tools=picked)
+        await self._persist(host, user, tools=picked)
         if self.agent_id:
-            self._refresh_agents(host, user)
-        self._render(host, user)
+            await self._refresh_agents(host, user)
+        await self._render(host, user)
 
     @rx.event
     async def toggle_option(self, tool_id: str, option: str) -> None:
@@ -926,17 +952,17 @@ class AgentsState(AuthState):
         if found is None:
             return
         host, user = found
-        tool = self._tool(host, user, tool_id)
+        tool = await self._tool(host, user, tool_id)
         caps = frozenset(host.config.capabilities)
         if tool is None or option not in visible_options(caps):
             return
-        options = self._current_options(host, user)
+        options = await self._current_options(host, user)
         if not option_eligible(tool, options, caps, option):
             return  # aria-disabled: the stored state stays as it is
         updated = set_option(options, tool, option, not option_on(tool, options, option))
         self._tool_options = dict(updated)
-        self._persist(host, user, tool_options=self._tool_options)
-        self._render(host, user)
+        await self._persist(host, user, tool_options=self._tool_options)
+        await self._render(host, user)
 
     @rx.event
     async def toggle_describe_all(self, group: str) -> None:
@@ -947,14 +973,15 @@ class AgentsState(AuthState):
         caps = frozenset(host.config.capabilities)
         if DESCRIBE_INTENT_OPTION not in visible_options(caps):
             return
-        members = [t for t in catalogue(host, user)[0] if t.group == group]
-        options = self._current_options(host, user)
+        tools, _unavailable = await asyncio.to_thread(catalogue, host, user)
+        members = [t for t in tools if t.group == group]
+        options = await self._current_options(host, user)
         updated = describe_all(options, members, caps)
         if updated is options:
             return
         self._tool_options = dict(updated)
-        self._persist(host, user, tool_options=self._tool_options)
-        self._render(host, user)
+        await self._persist(host, user, tool_options=self._tool_options)
+        await self._render(host, user)
 
     # --- goals ----------------------------------------------------------------------------
 
@@ -968,7 +995,7 @@ class AgentsState(AuthState):
         self._scope_keys = [f"{self.form_key}:{index}" for index in range(len(self._scopes))]
         self.goal_error = ""
 
-    def _change_goals(
+    async def _change_goals(
         self,
         host: Host,
         user: str,
@@ -986,8 +1013,8 @@ class AgentsState(AuthState):
             self.goal_error = str(exc)
         else:
             self.goal_error = ""
-            self._persist(host, user, goals=goals, scopes=self._scopes)
-        self._render(host, user)
+            await self._persist(host, user, goals=goals, scopes=self._scopes)
+        await self._render(host, user)
 
     def _goal_at(self, index: int) -> dict[str, Any] | None:
         return dict(self._goals[index]) if 0 <= index < len(self._goals) else None
@@ -1007,7 +1034,7 @@ class AgentsState(AuthState):
             return
         self._goal_keys = [*self._goal_keys, f"{self.form_key}:new:{time.monotonic_ns()}"]
         goal = {"id": _next_id("goal", self._goals), "description": "", "delegates": []}
-        self._change_goals(*found, [*self._goals, goal])
+        await self._change_goals(*found, [*self._goals, goal])
 
     @rx.event
     async def remove_goal(self, index: int) -> None:
@@ -1017,7 +1044,7 @@ class AgentsState(AuthState):
             return
         del self._goal_keys[index : index + 1]
         goals = [g for i, g in enumerate(self._goals) if i != index]
-        self._change_goals(*found, goals, self._scopes_serving({str(goal.get("id")): None}))
+        await self._change_goals(*found, goals, self._scopes_serving({str(goal.get("id")): None}))
 
     async def _edit_goal(self, index: int, key: str, value: Any) -> None:
         found = await self._editor()
@@ -1029,7 +1056,7 @@ class AgentsState(AuthState):
         goals = [goal if i == index else g for i, g in enumerate(self._goals)]
         # A renamed goal stays served by its scopes.
         scopes = self._scopes_serving({before: str(value)}) if key == "id" else None
-        self._change_goals(*found, goals, scopes)
+        await self._change_goals(*found, goals, scopes)
 
     @rx.event
     async def set_goal_id(self, index: int, value: str) -> None:
@@ -1060,7 +1087,7 @@ class AgentsState(AuthState):
             "category": "",
             "goal_ids": [],
         }
-        self._change_goals(*found, self._goals, [*self._scopes, scope])
+        await self._change_goals(*found, self._goals, [*self._scopes, scope])
 
     @rx.event
     async def remove_scope(self, index: int) -> None:
@@ -1069,7 +1096,7 @@ class AgentsState(AuthState):
             return
         del self._scope_keys[index : index + 1]
         scopes = [scope for i, scope in enumerate(self._scopes) if i != index]
-        self._change_goals(*found, self._goals, scopes)
+        await self._change_goals(*found, self._goals, scopes)
 
     async def _edit_scope(self, index: int, key: str, value: Any) -> None:
         found = await self._editor()
@@ -1080,7 +1107,7 @@ class AgentsState(AuthState):
             return
         scope[key] = value
         scopes = [scope if i == index else other for i, other in enumerate(self._scopes)]
-        self._change_goals(*found, self._goals, scopes)
+        await self._change_goals(*found, self._goals, scopes)
 
     @rx.event
     async def set_scope_id(self, index: int, value: str) -> None:
@@ -1116,7 +1143,8 @@ class AgentsState(AuthState):
             self.error = str(exc)
             self.notice = ""
             return
-        action_store.save_action_document(
+        await asyncio.to_thread(
+            action_store.save_action_document,
             host.engine,
             owner=user,
             encoded_domain=spec.encoded_domain,
@@ -1126,10 +1154,10 @@ class AgentsState(AuthState):
             document=spec.document,
             now=time.time,
         )
-        catalogue(host, user, refresh=True)
+        await asyncio.to_thread(catalogue, host, user, refresh=True)
         self.error = ""
         self.notice = self._text("builder.imported", n=len(spec.operations), title=spec.title)
-        self._render(host, user)
+        await self._render(host, user)
 
     @rx.event
     async def import_from_url(self) -> AsyncIterator[None]:
@@ -1155,12 +1183,18 @@ class AgentsState(AuthState):
             return
         for upload in files:
             name = getattr(upload, "filename", None) or upload.name or "uploaded file"
-            data = await upload.read()
+            await self._import(host, user, name, _uploaded_spec(upload, name))
 
-            async def parse(data: bytes = data, name: str = name) -> ActionSpec:
-                return parse_openapi(data, source=name)
 
-            await self._import(host, user, name, parse())
+async def _uploaded_spec(upload: rx.UploadFile, name: str) -> ActionSpec:
+    """An uploaded document, read up to the cap (never whole) and parsed off the loop."""
+    data, more = await read_capped_upload(upload, MAX_DOCUMENT_BYTES)
+    if more:
+        raise OpenApiError(
+            f"{name}: the file is larger than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB "
+            "(reading stopped there); import a smaller OpenAPI file"
+        )
+    return await asyncio.to_thread(parse_openapi, data, source=name)
 
 
 def _toggled(items: Iterable[object] | None, item: str) -> list[str]:

@@ -2,7 +2,9 @@
 
 Pushed as soon as changes pause when idle, then at most one push per frame, whatever the
 rate of changes: 8 or 32 calls streaming fast neither flood the websocket nor drift
-behind (measurements in REFLEX_STREAMING.md). `push` does the one state update; callers
+behind (`tests/bench/bench_ui_latency.py` measures it; README, Benchmarks). Pushing on
+every change instead saturates the tab past a few dozen streams, and a fixed flush
+delays every change by its whole period. `push` does the one state update; callers
 only `mark()` that something changed.
 
 From idle, when the last push carried more than one change, the push waits until no
@@ -52,7 +54,6 @@ class LeadingEdgeCoalescer:
         self._last_push = float("-inf")
         self._last_cost = 0.0
         self._task: asyncio.Task[None] | None = None
-        self.pushes = 0
 
     def start(self) -> LeadingEdgeCoalescer:
         self._task = asyncio.create_task(self._run())
@@ -95,7 +96,6 @@ class LeadingEdgeCoalescer:
                 self._burst = self._marks - self._marks_pushed > 1
                 self._marks_pushed = self._marks
                 self._last_push = self._clock()
-                self.pushes += 1
                 await self._push()
                 self._last_cost = self._clock() - self._last_push
             if self._closed and not self._dirty:

@@ -1,21 +1,21 @@
 """The process-wide services behind the pages: config, database, agent runtime.
 
-Built lazily on first use inside the backend's event loop (MCP sessions and the httpx
-client belong to that loop), and rebuilt when `INTENT_UI_CONFIG` or `DB_URL` change, so
-each end-to-end fixture gets a fresh app. Running turns live in `sessions`; finished turns
-are replayed from their event log once and cached by message id, so a card can be
+Built once per process, on first use, inside the backend's event loop (MCP sessions and
+the httpx client belong to that loop), and closed when the backend stops
+(`close_host_at_shutdown`, a lifespan task). Running turns live in `sessions`; finished
+turns are replayed from their event log once and cached by message id, so a card can be
 expanded in an old message without reading the database again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import os
 import threading
 from collections import OrderedDict
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from sqlalchemy.engine import Engine
 
@@ -37,13 +37,11 @@ TURN_CACHE_SIZE = 200
 
 @dataclass
 class Host:
-    key: tuple[str, str]
     config: AppConfig
     engine: Engine
     runtime: AgentRuntime
     sessions: TurnSessions = field(init=False)
     turns: OrderedDict[str, TurnView] = field(default_factory=OrderedDict)
-    loop: asyncio.AbstractEventLoop | None = None
     _cache_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -74,11 +72,7 @@ class Host:
 
 
 _host: Host | None = None
-_locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
-
-
-def _key() -> tuple[str, str]:
-    return (os.environ.get("INTENT_UI_CONFIG", ""), database_url())
+_building: asyncio.Lock | None = None
 
 
 def current_host() -> Host | None:
@@ -87,34 +81,56 @@ def current_host() -> Host | None:
 
 
 async def get_host() -> Host:
-    global _host
-    loop = asyncio.get_running_loop()
-    async with _locks.setdefault(loop, asyncio.Lock()):
-        key = _key()
-        if _host is not None and _host.key == key and _host.loop is loop:
-            return _host
-        if _host is not None:
-            old, _host = _host, None
-            await _close_quietly(old, loop)
-        config = load_config()
-        engine = await asyncio.to_thread(init_db, key[1])
-        interrupted = await asyncio.to_thread(mark_interrupted, engine)
-        if interrupted:
-            logger.info("Marked %d interrupted turn(s) as cancelled", interrupted)
-        runtime = AgentRuntime(config, memory_store=DbMemoryStore(engine))
-        await runtime.start()
-        _host = Host(key=key, config=config, engine=engine, runtime=runtime, loop=loop)
-        await asyncio.to_thread(refresh_actions, _host)
+    """The process's host, built by the first call; calls during that build wait for it,
+    and a build that failed (a bad config file) is tried again by the next call."""
+    global _host, _building
+    if _host is not None:
         return _host
+    if _building is None:
+        _building = asyncio.Lock()
+    async with _building:
+        if _host is None:
+            _host = await _build()
+            await asyncio.to_thread(refresh_actions, _host)
+        return _host
+
+
+async def _build() -> Host:
+    config = load_config()
+    engine = await asyncio.to_thread(init_db, database_url())
+    interrupted = await asyncio.to_thread(mark_interrupted, engine)
+    if interrupted:
+        logger.info("Marked %d interrupted turn(s) as cancelled", interrupted)
+    runtime = AgentRuntime(config, memory_store=DbMemoryStore(engine))
+    await runtime.start()
+    return Host(config=config, engine=engine, runtime=runtime)
+
+
+@contextlib.asynccontextmanager
+async def close_host_at_shutdown() -> AsyncIterator[None]:
+    """The app's lifespan task: when the backend stops, the host (if one was built) stops
+    its running turns, each recorded as it ends, then shuts its MCP servers down and
+    closes its HTTP clients, so nothing it opened outlives the app."""
+    yield
+    global _host
+    host, _host = _host, None
+    if host is None:
+        return
+    try:
+        await host.sessions.aclose()
+        await asyncio.wait_for(host.runtime.aclose(), timeout=10)
+    except Exception:
+        logger.warning("Closing the agent runtime at shutdown failed", exc_info=True)
 
 
 def refresh_actions(host: Host) -> None:
     """Offer the imported OpenAPI actions to chats (at start and after an import)."""
     init_action_store(host.engine)
-    by_owner: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    # Each document as its stored text: `load_action_tools` parses a text once per content.
+    by_owner: dict[str, list[tuple[str, str]]] = {}
     for document in list_action_documents(host.engine, owner=None):
-        by_owner.setdefault(document.owner_id, []).append((document.source, document.document))
-    actions: dict[str, list[Tool]] = {}
+        by_owner.setdefault(document.owner_id, []).append((document.source, document.document_json))
+    actions: dict[str, Sequence[Tool]] = {}
     for owner, documents in by_owner.items():
         actions[owner], problems = load_action_tools(
             documents, allow_private_networks=host.config.actions.allow_private_networks
@@ -122,15 +138,3 @@ def refresh_actions(host: Host) -> None:
         for problem in problems:
             logger.warning("Skipping a stored OpenAPI document of user %s: %s", owner, problem)
     host.runtime.set_action_tools(actions)
-
-
-async def _close_quietly(old: Host, loop: asyncio.AbstractEventLoop) -> None:
-    """Close a replaced host. One from another (finished) event loop cannot be awaited
-    here: its MCP sessions belong to that loop, which closed their processes already."""
-    if old.loop is not loop:
-        return
-    try:
-        await old.sessions.aclose()
-        await asyncio.wait_for(old.runtime.aclose(), timeout=10)
-    except Exception:
-        logger.warning("Closing the previous runtime failed", exc_info=True)

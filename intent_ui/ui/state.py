@@ -27,8 +27,8 @@ from intent_ui.agent.session import (
 )
 from intent_ui.core.display import DEFAULT_DENSITY, DENSITIES
 from intent_ui.core.events import CallSettled, CallStarted, TurnDone
-from intent_ui.core.labels import sanitize_label
 from intent_ui.core.locale import SUPPORTED_LANGUAGES, negotiate_language, translate
+from intent_ui.core.sanitize import sanitize_label
 from intent_ui.store import agents as agent_store
 from intent_ui.store import conversations as conv_store
 from intent_ui.store import users as user_store
@@ -264,8 +264,11 @@ class ChatState(AuthState):
         if host is None or not self.conversation_id:
             return
         user = user or await self.current_user(host)
-        owned = user is not None and await asyncio.to_thread(
-            conv_store.get_conversation, host.engine, self.conversation_id, owner=user
+        owned = user is not None and (
+            await asyncio.to_thread(
+                conv_store.get_conversation, host.engine, self.conversation_id, owner=user
+            )
+            is not None
         )
         if not owned:
             self._forget_everything()
@@ -419,10 +422,14 @@ class ChatState(AuthState):
         await self._rerender_live_or_history()
 
     async def _rerender_live_or_history(self) -> None:
+        host = current_host()
+        user = None if host is None else await self.current_user(host)
+        if user is None:
+            return
         wake = _WAKE.get(self.router.session.client_token)
-        if wake is not None:
+        if wake is not None and user == self._viewer:
             wake()
-        await self._rerender()
+        await self._rerender(host, user)
 
     # --- turns ----------------------------------------------------------------------------
 
@@ -489,7 +496,7 @@ class ChatState(AuthState):
 class LiveState(ChatState):
     """The turn being streamed, apart from the history: a delta for a growing label
     carries this small substate only, and only the components reading it re-render
-    (REFLEX_STREAMING.md). The turn's leading parts that streaming no longer changes
+    (docs/turns.md). The turn's leading parts that streaming no longer changes
     (`live_head`, see `settled_prefix`) are a var of their own, sent when they change,
     so a push in a long turn carries its current round rather than every earlier one;
     the page renders `live_head` followed by `live.parts` as one list."""
@@ -504,6 +511,13 @@ class LiveState(ChatState):
         """Stop showing a live turn here (the turn itself keeps running in its session)."""
         await self._hide()
 
+    def _stop_tab_work(self) -> None:
+        """Stop pushing a running turn into this tab (it forgets its user); the turn
+        itself keeps running in its session."""
+        token = self.router.session.client_token
+        _FOLLOWING.pop(token, None)
+        _WAKE.pop(token, None)
+
     async def _hide(self) -> None:
         _FOLLOWING.pop(self.router.session.client_token, None)
         self.live = MessageVM()
@@ -517,13 +531,16 @@ class LiveState(ChatState):
         host = await get_host()
         async with self:
             chat = await self.get_state(ChatState)
-            session = chat._viewed_session(host)
+            # Only for whoever opened the conversation, if they are still signed in here.
+            user = await chat.current_user(host)
+            viewing = user is not None and user == chat._viewer
+            session = chat._viewed_session(host) if viewing else None
             token = self.router.session.client_token
             if session is None:
                 # It may have ended before this event arrived: show it from the log.
                 chat.running = False
-                if chat._viewer:
-                    await chat._rerender(host, chat._viewer)
+                if viewing:
+                    await chat._rerender(host, user)
                 return
             current = _FOLLOWING.get(token)
             if current is not None and current.session is session:
@@ -634,17 +651,22 @@ class _Follower:
             if not self.following():
                 return
             chat = await self.state.get_state(ChatState)
+            viewer = chat._viewer
             del _FOLLOWING[self.token]
+            if await chat.current_user(self.host) != viewer:
+                # The tab's session ended or changed hands during the turn.
+                await chat._forget_tab()
+                return
             self.state.live = MessageVM()
             self.state.live_head = []
             await _clear_round(self.state)
             self.state.live_active = False
             chat.running = False
             chat.error = session.view.error or ""
-            if chat._viewer:
+            if viewer:
                 if chat.conversation_id == session.conversation_id:
-                    await chat._rerender(self.host, chat._viewer)
-                await chat._refresh_conversations(self.host, chat._viewer)
+                    await chat._rerender(self.host, viewer)
+                await chat._refresh_conversations(self.host, viewer)
 
 
 LIVE_SLOTS = 256

@@ -1,7 +1,9 @@
 """What the browser is sent: small display records built from a `TurnView`.
 
 The full argument text stays server-side; a card carries its argument preview and result
-only while it is expanded, bounded to a tail, so deltas stay small (REFLEX_STREAMING.md).
+only while it is expanded, bounded to a tail, so deltas stay small: Reflex sends each
+changed var whole, so a growing argument text sent with every fragment would make the
+traffic of a turn quadratic in its length (docs/turns.md).
 """
 
 from __future__ import annotations
@@ -9,20 +11,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
+from typing import TypedDict
 
 from partial_json_parser import loads as partial_loads
 
 from intent_ui.core.display import Span, format_elapsed, wall_time
-from intent_ui.core.labels import (
-    FINAL_STATES,
-    TITLE_WINDOW,
-    MinimumDisplay,
-    Sibling,
-    card_is_live,
-    has_label_text,
-    sanitize_label,
-    sibling_suffixes,
-)
+from intent_ui.core.header import GROUP_HEADER_MIN_CALLS
+from intent_ui.core.labels import card_is_live
+from intent_ui.core.minimum_display import MinimumDisplay
+from intent_ui.core.sanitize import TITLE_WINDOW, has_label_text, sanitize_label
+from intent_ui.core.siblings import Sibling, sibling_suffixes
+from intent_ui.core.states import FINAL_STATES
 from intent_ui.core.turn import CallRecord, TextPart, ToolBlock, TurnView
 
 PREVIEW_LIMIT = 6000
@@ -301,7 +300,7 @@ def _group(
     )
     return GroupVM(
         key=key,
-        single=len(cards) < 2,
+        single=len(cards) < GROUP_HEADER_MIN_CALLS,
         header=text,
         header_title=shown.title if shown.truncated else "",
         header_key=f"{key}:{header.phase}:{header.source}",
@@ -320,7 +319,16 @@ def _group(
     )
 
 
-def _timing(span: Span, running: bool) -> dict[str, str | bool]:
+class _Timing(TypedDict, total=False):
+    """The elapsed-time fields `_timing` fills, by the view models' field names."""
+
+    started_at: str
+    settled_at: str
+    elapsed: str
+    ticking: bool
+
+
+def _timing(span: Span, running: bool) -> _Timing:
     """The elapsed-time fields of a card or group view model (none without timestamps)."""
     if span.start <= 0 or (not running and span.end <= 0):
         return {}

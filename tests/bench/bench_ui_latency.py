@@ -1,310 +1,69 @@
-"""Provider chunk -> DOM label latency in Chromium, and reload time of a long stored turn.
+"""Provider chunk -> visible label latency in Chromium, and reload time of a long stored turn.
 
     source scripts/env.sh && python tests/bench/bench_ui_latency.py [--seconds 12]
+        [--calls 1,8,32,128] [--patterns staggered,burst] [--long-calls 32]
+        [--reload-calls 500] [--before REV]
 
-A local OpenAI-shaped SSE server streams N interleaved tool calls, each appending three
-characters to its intent every 20 ms (50 chunks/s per call), and records the wall-clock
-time it wrote each chunk. Two arrival patterns: `staggered` writes and flushes each call's
-chunk on its own; `burst` writes every call's chunk of a tick back to back and flushes
-once, as parallel calls often arrive from a provider. In the page a MutationObserver
-records when each card's full label (its `title`, uncapped up to 2048 characters while
-streaming) first reaches each length. Latency = DOM time - write time for every chunk; the
-lag at stream end is the last label's arrival minus the last write.
-The provider runs in a process of its own, as a real one would not share the app's
-interpreter. Everything runs on this machine, side by side in one run: compare the rows,
-not the absolute numbers (the browser shares the 2 cores with the app). `BENCH_MOTION=reduce`
+A loopback OpenAI-shaped provider (tests/support/bench_provider.py, a process of its own,
+Nagle off) streams N interleaved tool calls whose intents are what people stream: one
+sentence of 40 to 110 characters per call (different per call, the same in every run),
+one character per call every 20 ms, visible whole; a turn is rounds of fresh calls for
+about `--seconds` (at most 7 rounds, the app's limit). `staggered` writes each call's
+chunk on its own, spread over the tick; `burst` writes every call's chunk of a tick in
+one write. The page's MutationObserver times what a person sees: the label's text
+(`tool-call-label` textContent). Latency = time shown - time written, per chunk (a chunk
+ending in a space shows nothing new and is no sample); end lag = per round, the last
+label to show its whole intent minus the round's last write (the worst round); tab busy =
+the page's main-thread task time (CDP) over the turn.
+
+The `long` row keeps the earlier shape: intents growing three characters per tick to
+1,800 characters in 12 s. Past the label's visible cap only its `title` changes, so its
+visible columns cover the first 120 characters, and the `title` column (printed for
+every row) all of them; its end lag is the title's.
+
+Reload: a stored turn of `--reload-calls` settled calls (streamed through the app first),
+reloaded five times; from navigation to the frame showing the first label, and all
+labels, timed in the page (median).
+
+`--before REV` measures the same rows on revision REV in the same run: a `git worktree`
+of it in a temporary folder (sharing this checkout's `.venv` and `tools/`), its own app
+process and database, the same provider, browser and benchmark code; the rows alternate
+between the two apps, and the columns are printed side by side. Everything shares this
+machine's cores: compare columns of one run, not absolute numbers. `BENCH_MOTION=reduce`
 measures with `prefers-reduced-motion` (no shimmer).
 """
 
 from __future__ import annotations
 
 import argparse
-import bisect
+import contextlib
 import json
-import multiprocessing
 import os
 import statistics
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from multiprocessing.connection import Connection
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
 from tests.e2e.conftest import CHROMIUM_ARGS, chromium_executable  # noqa: E402
-from tests.e2e.harness import running_app  # noqa: E402
+from tests.support.bench_app import AppProcess, resolve, worktree  # noqa: E402
+from tests.support.bench_labels import LabelWatch, Latencies, label_latencies  # noqa: E402
+from tests.support.bench_provider import Provider, Spec  # noqa: E402
 
-TICK_S = 0.02
-PIECE = "abc"
+VISIBLE_CAP = 120
+"""Characters a card label shows before it is cut with an ellipsis."""
 
-OBSERVER = """
-window.__obs = [];
-new MutationObserver(() => {
-  const now = performance.timeOrigin + performance.now();
-  for (const card of document.querySelectorAll('[data-testid=tool-call]')) {
-    const label = card.querySelector('[data-testid=tool-call-label]');
-    if (!label) continue;
-    const id = card.getAttribute('data-call-id');
-    const len = (label.getAttribute('title') || '').length;
-    const last = window.__last || (window.__last = {});
-    if (last[id] !== len) { last[id] = len; window.__obs.push([id, len, now]); }
-  }
-}).observe(document.body, {subtree: true, childList: true, attributes: true,
-  characterData: true, attributeFilter: ['title']});
-"""
-
-
-class Stream:
-    """What the server sends for one turn, and when it wrote each chunk."""
-
-    def __init__(self, calls: int, seconds: float, burst: bool = False) -> None:
-        self.calls = calls
-        self.ticks = int(seconds / TICK_S)
-        self.burst = burst
-        self.sent: dict[tuple[str, int], float] = {}
-
-    def chunk(self, delta: dict, finish: str | None = None) -> bytes:
-        body = {
-            "id": "bench",
-            "object": "chat.completion.chunk",
-            "model": "bench",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-        return f"data: {json.dumps(body)}\n\n".encode()
-
-    def write(self, out) -> None:  # type: ignore[no-untyped-def]
-        for i in range(self.calls):
-            first = {"index": i, "id": f"c{i}", "type": "function"}
-            first["function"] = {"name": "list_directory", "arguments": '{"intent": "'}
-            out.write(self.chunk({"tool_calls": [first]}))
-        out.flush()
-        start = time.time()
-        for tick in range(1, self.ticks + 1):
-            pending = []
-            for i in range(self.calls):
-                delta = {"index": i, "function": {"arguments": PIECE}}
-                if self.burst:
-                    pending.append(self.chunk({"tool_calls": [delta]}))
-                    continue
-                out.write(self.chunk({"tool_calls": [delta]}))
-                out.flush()
-                self.sent[(f"c{i}", tick * len(PIECE))] = time.time() * 1000
-            if self.burst:
-                # One write: the socket is unbuffered, and a write per chunk would reach
-                # the app in pieces rather than as the one burst this pattern means.
-                out.write(b"".join(pending))
-                out.flush()
-                written = time.time() * 1000
-                for i in range(self.calls):
-                    self.sent[(f"c{i}", tick * len(PIECE))] = written
-            pause = start + tick * TICK_S - time.time()
-            if pause > 0:
-                time.sleep(pause)
-        for i in range(self.calls):
-            delta = {"index": i, "function": {"arguments": '", "path": "."}'}}
-            out.write(self.chunk({"tool_calls": [delta]}))
-        out.write(self.chunk({}, "tool_calls"))
-        out.write(b"data: [DONE]\n\n")
-        out.flush()
-
-
-def serve(state: dict) -> ThreadingHTTPServer:
-    """The provider's HTTP server, streaming `state["stream"]` to every request."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.0"
-        # As providers' servers do: with Nagle's algorithm on, a burst written while the
-        # previous one is unacknowledged waits for the app's delayed ACK (tens of ms).
-        disable_nagle_algorithm = True
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.end_headers()
-            if body["messages"][-1]["role"] == "tool":
-                self.wfile.write(Stream(0, 0).chunk({"content": "ok"}, "stop"))
-                self.wfile.write(b"data: [DONE]\n\n")
-                return
-            state["stream"].write(self.wfile)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
-def _provider_process(conn: Connection) -> None:
-    state: dict = {}
-    server = serve(state)
-    conn.send(server.server_address[1])
-    while True:
-        request = conn.recv()
-        if request[0] == "stream":
-            state["stream"] = Stream(*request[1:])
-            conn.send(state["stream"].ticks)
-        elif request[0] == "sent":
-            conn.send(state["stream"].sent)
-        else:
-            server.shutdown()
-            return
-
-
-class Provider:
-    """The SSE provider, in a process of its own: in the app's process its threads would
-    compete with the app for the interpreter lock, and its record of every chunk written
-    (tens of thousands of entries) would lengthen the app's garbage collections, neither
-    of which a real provider does."""
-
-    def __init__(self) -> None:
-        context = multiprocessing.get_context("spawn")
-        self._conn, child = context.Pipe()
-        self._process = context.Process(target=_provider_process, args=(child,), daemon=True)
-        self._process.start()
-        self.port: int = self._conn.recv()
-
-    def stream(self, calls: int, seconds: float, burst: bool) -> int:
-        """Stream this to the next request; returns the number of ticks."""
-        self._conn.send(("stream", calls, seconds, burst))
-        return self._conn.recv()
-
-    def sent(self) -> dict[tuple[str, int], float]:
-        """When each chunk of the last stream was written: (call id, length) -> ms."""
-        self._conn.send(("sent",))
-        return self._conn.recv()
-
-    def close(self) -> None:
-        self._conn.send(("close",))
-        self._process.join(timeout=10)
-
-
-def _first_time_at_least(
-    first_seen: dict[tuple[str, int], float],
-) -> Callable[[str, int], float | None]:
-    """`reached(call_id, n)`: when the call's label first showed at least n characters.
-    Per call, the observations sorted by length with the earliest time from each length
-    up, so each lookup is a bisection (a scan per sample is quadratic: hours at 128
-    calls)."""
-    by_call: dict[str, list[tuple[int, float]]] = {}
-    for (call_id, length), at in first_seen.items():
-        by_call.setdefault(call_id, []).append((length, at))
-    tables: dict[str, tuple[list[int], list[float]]] = {}
-    for call_id, seen in by_call.items():
-        seen.sort()
-        lengths = [length for length, _ in seen]
-        earliest = [at for _, at in seen]
-        for i in range(len(earliest) - 2, -1, -1):
-            earliest[i] = min(earliest[i], earliest[i + 1])
-        tables[call_id] = (lengths, earliest)
-
-    def reached(call_id: str, length: int) -> float | None:
-        table = tables.get(call_id)
-        if table is None:
-            return None
-        i = bisect.bisect_left(table[0], length)
-        return table[1][i] if i < len(table[0]) else None
-
-    return reached
-
-
-def measure(page, provider: Provider, calls: int, seconds: float, burst: bool) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    ticks = provider.stream(calls, seconds, burst)
-    page.reload()
-    page.evaluate(OBSERVER)
-    page.get_by_test_id("chat-input").fill(f"bench {calls}")
-    cdp = page.context.new_cdp_session(page)
-    cdp.send("Performance.enable")
-    before = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-    page.get_by_test_id("send-button").click()
-    expect(page.get_by_test_id("stop-button")).to_be_visible()
-    # Sleep through the stream rather than poll the page: polling runs in the tab being
-    # measured, and at 128 calls its visibility checks cost as much as a card update.
-    time.sleep(seconds)
-    expect(page.get_by_test_id("send-button")).to_be_visible(timeout=30_000)
-    after = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-    busy = {k: after[k] - before.get(k, 0) for k in ("TaskDuration", "ScriptDuration")}
-    first_seen: dict[tuple[str, int], float] = {}
-    for call_id, length, at in page.evaluate("window.__obs"):
-        first_seen.setdefault((call_id, length), at)
-    reached = _first_time_at_least(first_seen)
-    latencies = []
-    written = provider.sent()
-    for (call_id, length), sent in written.items():
-        seen = reached(call_id, length)
-        if seen is not None:
-            latencies.append(seen - sent)
-    last_write = max(written.values())
-    final = ticks * len(PIECE)
-    arrivals = [at for (cid, ln), at in first_seen.items() if ln >= final]
-    latencies.sort()
-    return {
-        "samples": len(latencies),
-        "expected": len(written),
-        "p50": statistics.median(latencies),
-        "p95": latencies[int(0.95 * (len(latencies) - 1))],
-        "end_lag": (max(arrivals) - last_write) if arrivals else float("nan"),
-        "busy": busy["TaskDuration"],
-        "script": busy["ScriptDuration"],
-    }
-
-
-BEFORE = {
-    # p95 label latency in ms by (pattern, calls), measured with this benchmark (12 s
-    # streams) on commit bee2bf8: the event log and sessions, before pushes and renders
-    # were made proportional to what changed. Numbers from earlier versions of this
-    # benchmark do not compare: one polled the page while measuring it, and until the
-    # provider ran in its own process with Nagle off, its bursts waited on delayed ACKs.
-    # At 128 calls the "before" numbers vary by tens of ms between runs.
-    ("staggered", 1): 3.5,
-    ("staggered", 8): 18.7,
-    ("staggered", 32): 23.3,
-    ("staggered", 128): 87.2,
-    ("burst", 8): 6.5,
-    ("burst", 32): 8.7,
-    ("burst", 128): 109.5,
-}
-BEFORE_RELOAD_500_MS = 277.0
-TARGETS = "p95 <= 20 ms at 8 and 32 calls, <= 33 ms at 128, no drift (end lag ~ p50)"
-
-
-def seed_long_turn(db_url: str, calls: int) -> str:
-    """A finished turn of `calls` settled calls in one group, written as a session does."""
-    from intent_ui.agent.session import TurnSession
-    from intent_ui.core.events import ArgsComplete, CallSettled, CallStarted, TurnDone
-    from intent_ui.store import conversations as conv
-    from intent_ui.store.db import init_db
-    from intent_ui.store.models import LOCAL_USER_ID
-    from intent_ui.store.turns import EventLog
-
-    engine = init_db(db_url)
-    chat = conv.create_conversation(
-        engine, owner=LOCAL_USER_ID, title="long", endpoint="bench", model="bench"
-    )
-    conv.add_user_message(engine, chat.id, "a long turn")
-    message_id = conv.start_assistant_message(engine, chat.id)
-    session = TurnSession(
-        message_id=message_id, conversation_id=chat.id, log=EventLog(engine, message_id)
-    )
-    seq = session.seq
-    for i in range(calls):
-        session.publish(CallStarted(seq.next(), f"c{i}", "list_directory", 0, label_bearing=True))
-    for i in range(calls):
-        args = json.dumps({"intent": f"Listing folder number {i} of the workspace", "path": "."})
-        session.publish(ArgsComplete(seq.next(), f"c{i}", args))
-        session.publish(CallSettled(seq.next(), f"c{i}", "settled", output="a\nb"))
-    session.publish(TurnDone(seq.next(), "end_turn"))
-    session.log.flush()
-    return chat.id
-
+TARGETS = (
+    "label p95 <= 16.7 ms (one frame) at 1 call, <= 20 ms at 8 and 32, <= 33 ms at 128, "
+    "staggered and burst; reload of a 500-call turn: first label <= 200 ms, all <= 400 ms"
+)
 
 RELOAD_OBSERVER = """
 window.__labels = {first: null, all: null};
@@ -320,85 +79,247 @@ new MutationObserver(() => {
 """
 
 
-def measure_reload(browser, app, conversation_id: str, calls: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    """From navigation start to the frame showing the first card label, and all labels,
-    for a stored turn (median of 5 reloads). Timed in the page: a test's polling would
-    round the times up to its polling interval."""
-    page = browser.new_page()
-    page.add_init_script(RELOAD_OBSERVER % calls)
-    page.goto(app.frontend_url)
-    page.evaluate(f"localStorage.setItem('intent_ui_conversation', {json.dumps(conversation_id)})")
-    firsts, alls = [], []
-    for _ in range(5):
+@dataclass(frozen=True)
+class Row:
+    pattern: str  # staggered | burst | long
+    calls: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.pattern}{self.calls}"
+
+    def spec(self, seconds: float) -> Spec:
+        kind = "long" if self.pattern == "long" else "sentences"
+        return Spec(kind, self.calls, self.pattern == "burst", seconds, record=True)
+
+
+@dataclass(frozen=True)
+class Result:
+    visible: Latencies
+    title: Latencies
+    rounds: int
+    chars: str
+    busy: float
+
+
+def config_yaml(provider: Provider, workdir: Path) -> str:
+    return (
+        "endpoints:\n  - name: bench\n    kind: openai\n"
+        f"    base_url: {provider.base_url}\n"
+        "    api_key: x\n    models: [bench]\n"
+        f"workspace: {json.dumps(str(workdir))}\n"
+    )
+
+
+class Target:
+    """One app being measured (this checkout, or the --before revision) and its tab."""
+
+    def __init__(
+        self, label: str, root: Path, workdir: Path, provider: Provider, browser: Browser
+    ) -> None:
+        self.label = label
+        self.app = AppProcess(root, workdir, config_yaml(provider, workdir))
+        self.url = self.app.addresses.frontend_url
+        motion = os.environ.get("BENCH_MOTION", "no-preference")
+        self.context = browser.new_context(reduced_motion=motion)  # type: ignore[arg-type]
+        self._provider = provider
+
+    def close(self) -> None:
+        self.context.close()
+        self.app.close()
+
+    def _send(self, page: Page, message: str) -> None:
+        page.get_by_test_id("chat-input").fill(message)
+        page.get_by_test_id("send-button").click()
+        expect(page.get_by_test_id("stop-button")).to_be_visible()
+
+    @contextlib.contextmanager
+    def _app_checked(self) -> Iterator[None]:
+        """On a failure in the page, say first whether the app itself stopped."""
+        try:
+            yield
+        except Exception:
+            self.app.check()
+            raise
+
+    def stream(self, row: Row, seconds: float) -> Result:
+        with self._app_checked():
+            return self._stream(row, seconds)
+
+    def _stream(self, row: Row, seconds: float) -> Result:
+        provider = self._provider
+        provider.reset()
+        page = self.context.new_page()
+        page.goto(self.url)
+        page.get_by_test_id("new-chat").click()
         page.reload()
-        page.wait_for_function("window.__labels.all > 0", timeout=30_000)
-        seen = page.evaluate("window.__labels")
-        firsts.append(seen["first"])
-        alls.append(seen["all"])
-    page.close()
-    return {"first": statistics.median(firsts), "all": statistics.median(alls)}
+        watch = LabelWatch(page)
+        watch.start()
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Performance.enable")
+        before = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+        self._send(page, f"{row.name} {self.label}")
+        # Sleep through the stream rather than poll the page: polling runs in the tab being
+        # measured, and at 128 calls its visibility checks cost as much as a card update.
+        time.sleep(seconds)
+        expect(page.get_by_test_id("send-button")).to_be_visible(timeout=120_000 + seconds * 5000)
+        after = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+        observations = watch.observations()
+        page.close()
+        sent, intents = provider.sent()
+        cap = VISIBLE_CAP if row.pattern == "long" else None
+        lengths = sorted(len(text) for text in intents.values()) or [0]
+        return Result(
+            visible=label_latencies(sent, intents, observations, visible_cap=cap),
+            title=label_latencies(sent, intents, observations, title=True),
+            rounds=len({call_id.split("c", 1)[0] for call_id in intents}),
+            chars=f"{lengths[0]}" if lengths[0] == lengths[-1] else f"{lengths[0]}-{lengths[-1]}",
+            busy=after["TaskDuration"] - before.get("TaskDuration", 0.0),
+        )
+
+    def reload(self, calls: int) -> dict[str, float]:
+        """Store a turn of `calls` settled calls by streaming it, then time five reloads:
+        from navigation start to the frame that shows the first label, and all labels."""
+        with self._app_checked():
+            return self._reload(calls)
+
+    def _reload(self, calls: int) -> dict[str, float]:
+        page = self.context.new_page()
+        page.goto(self.url)
+        page.get_by_test_id("new-chat").click()
+        self._send(page, f"seed {self.label}")
+        expect(page.get_by_test_id("send-button")).to_be_visible(timeout=300_000)
+        page.close()
+        page = self.context.new_page()
+        page.add_init_script(RELOAD_OBSERVER % calls)
+        firsts, alls = [], []
+        for _ in range(5):
+            page.goto(self.url)
+            page.wait_for_function("window.__labels.all > 0", timeout=60_000)
+            seen = page.evaluate("window.__labels")
+            firsts.append(seen["first"])
+            alls.append(seen["all"])
+        page.close()
+        return {"first": statistics.median(firsts), "all": statistics.median(alls)}
+
+
+def rows_of(args: argparse.Namespace) -> list[Row]:
+    rows = []
+    for pattern in (p for p in args.patterns.split(",") if p):
+        if pattern not in ("staggered", "burst"):
+            raise SystemExit(f"--patterns: {pattern!r} is not staggered or burst")
+        for calls in (int(n) for n in args.calls.split(",") if n):
+            if pattern == "burst" and calls == 1:
+                continue  # one call has nothing to burst with
+            rows.append(Row(pattern, calls))
+    if args.long_calls > 0:
+        rows.append(Row("long", args.long_calls))
+    return rows
+
+
+def _ms(value: float) -> str:
+    return "-" if value != value else f"{value:.1f}"
+
+
+def print_table(headers: list[str], lines: list[list[str]]) -> None:
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(headers)]
+    print("  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True)))
+    for line in lines:
+        print("  ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True)))
+
+
+def report(
+    args: argparse.Namespace,
+    labels: list[str],
+    results: dict[tuple[str, str], Result],
+    reloads: dict[str, dict[str, float]],
+    rows: list[Row],
+) -> None:
+    def metric(name: str) -> list[str]:
+        return [name] + [f"{name} {label}" for label in labels[1:]]
+
+    headers = ["pattern", "calls", "chars", "rounds", "samples"]
+    for name in ("p50 ms", "p95 ms", "p95 title", "end lag ms", "tab busy s"):
+        headers += metric(name)
+    lines = []
+    for row in rows:
+        per = [results[(row.name, label)] for label in labels]
+        now = per[0]
+        samples = " ".join(f"{len(r.visible.values)}/{r.visible.expected}" for r in per)
+        line = [row.pattern, str(row.calls), now.chars, str(now.rounds), samples]
+        line += [_ms(r.visible.p50) for r in per]
+        line += [_ms(r.visible.p95) for r in per]
+        line += [_ms(r.title.p95) for r in per]
+        # A long row's visible text stops at the cap: its end is the title's.
+        line += [_ms((r.title if row.pattern == "long" else r.visible).end_lag) for r in per]
+        line += [f"{r.busy:.2f}" for r in per]
+        lines.append(line)
+    print(
+        f"\nchunk -> visible label latency (textContent), 50 chunks/s per call, ~{args.seconds:g} s"
+    )
+    if len(labels) > 1:
+        print(f"columns without a revision: this checkout; '{labels[1]}': --before {args.before}")
+    if lines:
+        print_table(headers, lines)
+    print(f"targets: {TARGETS}")
+    if reloads:
+        shown = ", ".join(
+            f"{label}: first label {r['first']:.0f} ms, all labels {r['all']:.0f} ms"
+            for label, r in reloads.items()
+        )
+        print(f"\nreload of a stored {args.reload_calls}-call turn (median of 5): {shown}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=float, default=12.0)
-    parser.add_argument("--calls", default="1,8,32,128")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--seconds", type=float, default=12.0, help="stream length per row")
+    parser.add_argument("--calls", default="1,8,32,128", help="parallel calls per row")
     parser.add_argument("--patterns", default="staggered,burst")
-    parser.add_argument("--reload-calls", type=int, default=500)
+    parser.add_argument("--long-calls", type=int, default=32, help="calls of the long row; 0: none")
+    parser.add_argument("--reload-calls", type=int, default=500, help="0: no reload row")
+    parser.add_argument("--before", metavar="REV", help="measure this revision beside it")
     args = parser.parse_args()
+    if args.seconds <= 0:
+        raise SystemExit(f"--seconds {args.seconds}: give a positive stream length")
+    rows = rows_of(args)
+    labels = ["now"]
+    if args.before:
+        labels.append(resolve(args.before)[:7])
     provider = Provider()
-    config = (
-        "endpoints:\n  - name: bench\n    kind: openai\n"
-        f"    base_url: http://127.0.0.1:{provider.port}/v1\n"
-        "    api_key: x\n    models: [bench]\n"
-    )
-    rows = []
-    with tempfile.TemporaryDirectory() as workdir:
-        conversation_id = seed_long_turn(
-            f"sqlite:///{Path(workdir) / 'intent_ui.db'}", args.reload_calls
-        )
-        from intent_ui.store.db import dispose_engines
-
-        dispose_engines()
-        with (
-            running_app(Path(workdir), config, prod=True) as app,
-            sync_playwright() as playwright,
-        ):
+    for row in rows:
+        provider.spec(row.name, row.spec(args.seconds))
+    provider.spec("seed", Spec("whole", max(1, args.reload_calls)))
+    results: dict[tuple[str, str], Result] = {}
+    reloads: dict[str, dict[str, float]] = {}
+    try:
+        with contextlib.ExitStack() as stack:
+            roots = [ROOT]
+            if args.before:
+                roots.append(stack.enter_context(worktree(args.before)))
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            playwright = stack.enter_context(sync_playwright())
             browser = playwright.chromium.launch(
                 executable_path=chromium_executable(), args=CHROMIUM_ARGS
             )
-            assert app.frontend_url
-            reload = measure_reload(browser, app, conversation_id, args.reload_calls)
-            page = browser.new_page(reduced_motion=os.environ.get("BENCH_MOTION", "no-preference"))
-            page.goto(app.frontend_url)
-            page.get_by_test_id("new-chat").click()
-            for pattern in args.patterns.split(","):
-                for calls in (int(n) for n in args.calls.split(",")):
-                    if pattern == "burst" and calls == 1:
-                        continue  # one call has nothing to burst with
-                    page.get_by_test_id("new-chat").click()
-                    result = measure(page, provider, calls, args.seconds, pattern == "burst")
-                    rows.append((pattern, calls, result))
-            browser.close()
-    provider.close()
-    print(f"\nchunk -> DOM label latency, 50 chunks/s per call, {args.seconds:.0f} s stream")
-    print(
-        f"{'pattern':>9} {'calls':>5} {'samples':>11} {'p50 ms':>8} {'p95 ms':>8}"
-        f" {'p95 before':>11} {'end lag ms':>11} {'tab busy s':>11}"
-    )
-    for pattern, calls, r in rows:
-        before = BEFORE.get((pattern, calls))
-        shown = f"{before:>11.0f}" if before is not None else f"{'-':>11}"
-        print(
-            f"{pattern:>9} {calls:>5} {r['samples']:>5}/{r['expected']:<5} {r['p50']:>8.1f} "
-            f"{r['p95']:>8.1f} {shown} {r['end_lag']:>11.1f} {r['busy']:>11.2f}"
-        )
-    print(f"target: {TARGETS}")
-    print(
-        f"\nreload of a stored {args.reload_calls}-call turn: first label "
-        f"{reload['first']:.0f} ms, all labels {reload['all']:.0f} ms "
-        f"(before: all labels {BEFORE_RELOAD_500_MS:.0f} ms; target <= 250 ms, labels first)"
-    )
+            stack.callback(browser.close)
+            targets = []
+            for label, root in zip(labels, roots, strict=True):
+                target = Target(label, root, folder / label, provider, browser)
+                stack.callback(target.close)
+                targets.append(target)
+            if args.reload_calls > 0:
+                for target in targets:
+                    reloads[target.label] = target.reload(args.reload_calls)
+            for index, row in enumerate(rows):
+                # Alternate which app goes first, so drift in the machine's load (it is
+                # shared) falls on both columns alike.
+                order = targets if index % 2 == 0 else targets[::-1]
+                for target in order:
+                    results[(row.name, target.label)] = target.stream(row, args.seconds)
+                    print(f"measured {row.name} on {target.label}", file=sys.stderr)
+    finally:
+        provider.close()
+    report(args, labels, results, reloads, rows)
 
 
 if __name__ == "__main__":

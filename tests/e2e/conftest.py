@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 from tests.e2e.scenario import Scenario, start_server
 from tests.support.sse_server import ReplayServer
@@ -58,6 +58,15 @@ def page(browser: Browser) -> Iterator[Page]:
     yield page
     context.close()
     assert not errors, f"page errors: {errors}"
+
+
+@pytest.fixture
+def contexts(browser: Browser) -> Iterator[list[BrowserContext]]:
+    """Browser contexts a test opens (one per user or device), closed after it."""
+    made: list[BrowserContext] = []
+    yield made
+    for context in made:
+        context.close()
 
 
 @pytest.fixture(scope="module")

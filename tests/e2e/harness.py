@@ -1,7 +1,8 @@
 """Start the real app under AppHarness with a given config file and SQLite database.
 
-The app reads `INTENT_UI_CONFIG` and `DB_URL` when its runtime is first used, so each
-module-scoped fixture writes its own config and database and gets a fresh runtime.
+The app reads `INTENT_UI_CONFIG` and `DB_URL` when it builds its host (config, database,
+runtime) on first use, so each module-scoped fixture writes its own config and database,
+and `own_host` makes that app build its own host.
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 from reflex.testing import AppHarness, AppHarnessProd
+
+from intent_ui.ui import host as host_module
 
 ROOT = Path(__file__).resolve().parents[2]
 MCP_GITHUB_SERVER = ROOT / "tests" / "support" / "mcp_github_server.py"
@@ -42,6 +46,17 @@ def database_path(workdir: Path) -> Path:
 
 
 @contextlib.contextmanager
+def own_host() -> Iterator[None]:
+    """While it lasts, the app serves from a host of its own, built on first use.
+
+    The app builds its host once per process, but every app of a test session is served
+    from this process (each on its own event loop), so the host of the app started before
+    is set aside here and comes back when this one stops."""
+    with mock.patch.multiple(host_module, _host=None, _building=None):
+        yield
+
+
+@contextlib.contextmanager
 def running_app(workdir: Path, config_yaml: str, *, prod: bool = False) -> Iterator[AppHarness]:
     """Run the app with `config_yaml` and the SQLite file `database_path(workdir)`.
 
@@ -55,7 +70,7 @@ def running_app(workdir: Path, config_yaml: str, *, prod: bool = False) -> Itera
     os.environ["DB_URL"] = f"sqlite:///{database_path(workdir)}"
     try:
         harness_cls = AppHarnessProd if prod else AppHarness
-        with harness_cls.create(root=ROOT, app_name="intent_ui") as harness:
+        with own_host(), harness_cls.create(root=ROOT, app_name="intent_ui") as harness:
             yield harness
     finally:
         for key, value in saved.items():

@@ -9,13 +9,14 @@ from playwright.sync_api import Page, expect
 from reflex.testing import AppHarness
 
 from tests.e2e.conftest import ROOT
+from tests.e2e.harness import own_host
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
 def app() -> Iterator[AppHarness]:
-    with AppHarness.create(root=ROOT, app_name="intent_ui") as harness:
+    with own_host(), AppHarness.create(root=ROOT, app_name="intent_ui") as harness:
         yield harness
 
 

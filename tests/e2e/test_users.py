@@ -30,6 +30,7 @@ from sqlalchemy import Engine
 from intent_ui.store import agents as agent_store
 from intent_ui.store import conversations as conv_store
 from intent_ui.store import users as user_store
+from intent_ui.store.capture_events import add_capture_events
 from intent_ui.store.db import dispose_engines, init_db
 from intent_ui.store.memory import DbMemoryStore
 from intent_ui.ui.builder_state import AgentsState
@@ -92,14 +93,6 @@ def wait_for_reply(page: Page, count: int) -> None:
     replies = page.get_by_test_id("assistant-message")
     expect(replies).to_have_count(count)
     expect(replies.last).to_have_attribute("data-status", "complete")
-
-
-@pytest.fixture
-def contexts(browser: Browser) -> Iterator[list[BrowserContext]]:
-    made: list[BrowserContext] = []
-    yield made
-    for context in made:
-        context.close()
 
 
 def open_as(
@@ -315,6 +308,42 @@ def test_a_turn_starts_only_through_send(
     gina.reload()
     expect(gina.get_by_test_id("assistant-message")).to_have_count(2)
     expect(gina.get_by_test_id("user-message")).to_have_count(2)
+
+
+def test_intents_is_refused_without_the_header_and_shown_to_operators_only(
+    header_app: AppHarness, header_engine: Engine, browser: Browser, contexts: list[Any]
+) -> None:
+    captured = "Booking a ski trip to Munich"
+    add_capture_events(
+        header_engine,
+        [
+            {
+                "tool": "book_car",
+                "intent": captured,
+                "intent_context": "required",
+                "intent_source": "context_parameter",
+                "status": "ok",
+                "duration_ms": 1.0,
+                "timestamp": 1.0,
+            }
+        ],
+    )
+    url = header_app.frontend_url
+    assert url
+    intents = url.rstrip("/") + "/intents"
+    page = open_as(browser, contexts, intents, {})
+    expect(page.get_by_test_id("auth-error")).to_contain_text(
+        "no X-Forwarded-User header", timeout=FIRST_LOAD_MS
+    )
+    expect(page.get_by_test_id("capture-row")).to_have_count(0)
+    expect(page.get_by_text(captured)).to_have_count(0)
+    # Signed in, but the configuration names no operators: told why, shown nothing.
+    hank = open_as(browser, contexts, intents, as_user("hank"))
+    expect(hank.get_by_test_id("capture-restricted")).to_contain_text(
+        "operators only", timeout=FIRST_LOAD_MS
+    )
+    expect(hank.get_by_test_id("capture-row")).to_have_count(0)
+    expect(hank.get_by_text(captured)).to_have_count(0)
 
 
 def test_a_request_without_the_header_is_refused(

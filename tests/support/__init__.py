@@ -1,2 +1,3 @@
-"""Test helpers shared by unit and end-to-end tests: a loopback SSE replay server and
-builders of exact provider wire shapes."""
+"""Test helpers shared by unit and end-to-end tests: a loopback SSE replay server,
+builders of exact provider wire shapes, MCP test servers, a turn-event factory and
+migrated test databases."""

@@ -3,7 +3,8 @@
 `openai_chunks(...)` gives a Chat Completions stream (data-only lines, `[DONE]` at the
 end); `anthropic_events(...)` a Messages stream (`event: X` + `data: {...}`). Each list
 item is one complete SSE event, so a `Script(events=...)` sends them one chunk each;
-`split_bytes` re-cuts a body at arbitrary byte offsets for decoder edge cases.
+`split_bytes` re-cuts a body at arbitrary byte offsets for decoder edge cases, and
+`decode_sse` reads a body back through the providers' own SSE decoding.
 
 Tool calls are `(call_id, name, arguments_json)`; the argument text is streamed in
 fragments of `fragment_size` characters, exactly as the providers do.
@@ -12,8 +13,12 @@ fragments of `fragment_size` characters, exactly as the providers do.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
+
+import httpx
+
+from intent_ui.agent.providers.sse import EventDecoder, ServerSentEvent, aiter_sse
 
 ToolCallSpec = tuple[str, str, str]
 """`(call_id, name, arguments_json)`."""
@@ -39,6 +44,18 @@ def split_bytes(chunks: Sequence[str], *, every: int) -> list[bytes]:
     """The UTF-8 body of `chunks` re-cut every `every` bytes (may split characters)."""
     body = "".join(chunks).encode()
     return [body[i : i + every] for i in range(0, len(body), every)]
+
+
+async def decode_sse(
+    chunks: Iterable[bytes], decoder: EventDecoder | None = None
+) -> list[ServerSentEvent]:
+    """The events the providers read from a response body that arrives as `chunks`."""
+
+    async def body() -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            yield chunk
+
+    return [event async for event in aiter_sse(httpx.Response(200, content=body()), decoder)]
 
 
 # -- OpenAI Chat Completions ---------------------------------------------------------

@@ -73,6 +73,17 @@ def business_intent_tool(name: str = "classify_ticket") -> dict[str, Any]:
     }
 
 
+def own_flag_tool(name: str = "job") -> dict[str, Any]:
+    """A tool whose own parameter happens to be called run_in_background (no marker)."""
+    return {
+        "name": name,
+        "parameters": {
+            "type": "object",
+            "properties": {"run_in_background": {"type": "boolean", "description": "nohup"}},
+        },
+    }
+
+
 def string_input_tool(name: str = "legacy_tool") -> dict[str, Any]:
     """A DynamicTool-like tool whose input is a plain string."""
     return {"name": name, "description": "takes a string", "parameters": {"type": "string"}}

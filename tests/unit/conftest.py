@@ -1,22 +1,26 @@
-"""Shared fixtures: a migrated database per test, and the intent capture test server built
-as FastMCP and as a low-level Server."""
+"""Shared fixtures: a migrated database per test, the host the pages are served from, and
+(for the capture tests) the intent capture test server built as FastMCP and as a
+low-level Server."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp.server.fastmcp import FastMCP
 from mcp.server.lowlevel import Server
 from sqlalchemy import Engine
 
-from intent_ui.capture import CallEvent
 from intent_ui.capture.options import CONFIG_ENV, SWITCH_ENV
+from intent_ui.config import AppConfig
 from intent_ui.store.db import dispose_engines
+from intent_ui.ui import host as host_module
+from intent_ui.ui.host import Host
 from tests.support.capture_servers import SERVER_KINDS, ServerKind, build_server
-from tests.unit._store_helpers import migrated_engine
+from tests.support.capture_sink import RecordingSink
+from tests.support.store import migrated_engine
 
 
 @pytest.fixture
@@ -27,27 +31,23 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
     dispose_engines()
 
 
-class RecordingSink:
-    """Keeps every call event in memory, in arrival order."""
+@pytest.fixture
+def serve_host(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Host]:
+    """`serve_host(config, runtime=None)` builds the host of `config` (and `runtime`, a
+    fake one or None) over the test's database, and makes it the host `get_host()`
+    returns, as the running app's own."""
 
-    def __init__(self) -> None:
-        self.events: list[CallEvent] = []
-        self._lock = threading.Lock()
+    def serve(config: AppConfig, runtime: Any = None) -> Host:
+        host = Host(config=config, engine=engine, runtime=runtime)
+        monkeypatch.setattr(host_module, "_host", host)
+        return host
 
-    def emit(self, event: CallEvent) -> None:
-        with self._lock:
-            self.events.append(event)
-
-    def close(self) -> None:
-        """Nothing to release."""
-
-    def by_tool(self, tool: str) -> list[CallEvent]:
-        return [event for event in self.events if event.tool == tool]
+    return serve
 
 
-@pytest.fixture(autouse=True)
-def _no_capture_switch(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The developer's own INTENT_CAPTURE settings must not leak into tests."""
+@pytest.fixture
+def no_capture_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The developer's own INTENT_CAPTURE settings must not leak into capture tests."""
     monkeypatch.delenv(SWITCH_ENV, raising=False)
     monkeypatch.delenv(CONFIG_ENV, raising=False)
 
@@ -58,11 +58,12 @@ def server_kind(request: pytest.FixtureRequest) -> ServerKind:
 
 
 @pytest.fixture
-def make_server(server_kind: ServerKind) -> Callable[[], FastMCP | Server]:
-    """Builds a fresh test server of the parametrised kind."""
+def make_server(server_kind: ServerKind, no_capture_switch: None) -> Callable[[], FastMCP | Server]:
+    """Builds a fresh test server of the parametrised kind; capture is off unless the test
+    switches it on."""
     return lambda: build_server(server_kind)
 
 
 @pytest.fixture
-def sink() -> Iterator[RecordingSink]:
-    yield RecordingSink()
+def sink(no_capture_switch: None) -> RecordingSink:
+    return RecordingSink()

@@ -1,4 +1,5 @@
-"""Session cookies of password mode: signed, checked, and void after a password change."""
+"""Session cookies of password mode: signed, checked, void after a password change or
+after signing out everywhere, and `Secure` when the page is served over HTTPS."""
 
 from __future__ import annotations
 
@@ -6,13 +7,15 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from itsdangerous import URLSafeTimedSerializer
 from sqlalchemy import Engine
 
 from intent_ui.config import AuthConfig
 from intent_ui.store import users
-from intent_ui.ui.auth import read_session, sign_session
+from intent_ui.ui.auth import cookie_is_secure, read_session, sign_session
 
 AUTH = AuthConfig(mode="password", secret="a" * 40)
+PASSWORD = "correct horse battery"
 
 
 def host(engine: Engine) -> Any:
@@ -20,7 +23,7 @@ def host(engine: Engine) -> Any:
 
 
 def test_a_signed_session_names_its_user(engine: Engine) -> None:
-    alice = users.add_user(engine, "alice", "pw")
+    alice = users.add_user(engine, "alice", PASSWORD)
     signed_in = read_session(host(engine), AUTH, sign_session(AUTH, alice))
     assert signed_in is not None and signed_in.id == alice.id
 
@@ -31,16 +34,66 @@ def test_unsigned_or_garbled_tokens_sign_nobody_in(engine: Engine, token: str) -
 
 
 def test_a_token_signed_with_another_secret_signs_nobody_in(engine: Engine) -> None:
-    alice = users.add_user(engine, "alice", "pw")
+    alice = users.add_user(engine, "alice", PASSWORD)
     other = AuthConfig(mode="password", secret="b" * 40)
     assert read_session(host(engine), AUTH, sign_session(other, alice)) is None
 
 
 def test_changing_the_password_ends_older_sessions(engine: Engine) -> None:
-    alice = users.add_user(engine, "alice", "pw")
+    alice = users.add_user(engine, "alice", PASSWORD)
     token = sign_session(AUTH, alice)
-    users.set_password(engine, "alice", "new")
+    changed = users.set_password(engine, "alice", "another long password")
     assert read_session(host(engine), AUTH, token) is None
+    assert changed is not None
+    assert read_session(host(engine), AUTH, sign_session(AUTH, changed)) is not None
+
+
+def test_signing_out_everywhere_ends_every_session_and_a_new_sign_in_works(
+    engine: Engine,
+) -> None:
+    alice = users.add_user(engine, "alice", PASSWORD)
+    bob = users.add_user(engine, "bob", "bob's long password")
+    phone, laptop, bobs = (sign_session(AUTH, u) for u in (alice, alice, bob))
+    assert users.end_sessions(engine, alice.id)
+    assert read_session(host(engine), AUTH, phone) is None
+    assert read_session(host(engine), AUTH, laptop) is None
+    assert read_session(host(engine), AUTH, bobs) is not None  # only alice's sessions end
+    again = users.authenticate(engine, "alice", PASSWORD)
+    assert again is not None
+    assert read_session(host(engine), AUTH, sign_session(AUTH, again)) is not None
+
+
+def test_a_token_naming_another_epoch_signs_nobody_in(engine: Engine) -> None:
+    """A token is only as good as its epoch: a forged or stale one does not count, and
+    neither does one whose epoch is not a whole number."""
+    alice = users.add_user(engine, "alice", PASSWORD)
+    serializer = URLSafeTimedSerializer(AUTH.secret or "", salt="intent_ui.session")
+    for epoch in (1, True, "0", None):
+        token = str(serializer.dumps([alice.id, epoch]))
+        assert read_session(host(engine), AUTH, token) is None, epoch
+    assert read_session(host(engine), AUTH, str(serializer.dumps([alice.id, 0]))) is not None
+
+
+def test_ending_the_sessions_of_an_unknown_user_says_so(engine: Engine) -> None:
+    assert not users.end_sessions(engine, "nobody")
+
+
+@pytest.mark.parametrize(
+    ("setting", "origin", "secure"),
+    [
+        (None, "https://chat.example.com", True),
+        (None, "HTTPS://chat.example.com", True),
+        (None, "http://chat.example.com", False),
+        (None, "http://localhost:3000", False),
+        (None, "", False),  # no Origin: not a page served over HTTPS
+        (True, "http://localhost:3000", True),
+        (False, "https://chat.example.com", False),
+    ],
+)
+def test_the_cookie_is_secure_when_the_page_is_served_over_https_or_as_configured(
+    setting: bool | None, origin: str, secure: bool
+) -> None:
+    assert cookie_is_secure(setting, origin) is secure
 
 
 def test_a_user_without_a_password_has_no_session(engine: Engine) -> None:

@@ -1,4 +1,4 @@
-"""The builder's rules (core.builder): what a switch shows and what a click writes (§12, §14)."""
+"""The builder's rules (core.builder): what a switch shows and what a click writes."""
 
 from __future__ import annotations
 

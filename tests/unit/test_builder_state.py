@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,16 +13,20 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
+from intent_ui.agent.tools import actions
+from intent_ui.agent.tools.actions import MAX_DOCUMENT_BYTES
 from intent_ui.agent.tools.native import file_tools
 from intent_ui.agent.tools.workspace import Workspace
 from intent_ui.config import AppConfig
 from intent_ui.core.builder import BuilderTool
 from intent_ui.core.tokens import ToolTokenCost
+from intent_ui.store import actions as action_store
 from intent_ui.store import agents as agent_store
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.ui import builder_state
 from intent_ui.ui.builder_state import AgentsState, GroupVM, build_view
 from intent_ui.ui.host import Host
+from tests.support.openapi_bombs import ref_bomb
 
 ALL = frozenset({"tool_intents", "run_in_background", "deferred_tools", "programmatic_tools"})
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}}
@@ -197,9 +204,7 @@ def test_the_view_speaks_the_readers_language() -> None:
 # --- the state ------------------------------------------------------------------------------
 
 
-def make_host(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capabilities: Any = ALL
-) -> Host:
+def make_host(serve_host: Callable[..., Host], tmp_path: Path, capabilities: Any = ALL) -> Host:
     tools = [
         *file_tools(Workspace(tmp_path)),
         FakeMcpTool("search_code"),
@@ -207,19 +212,14 @@ def make_host(
         FakeMcpTool("slow"),
     ]
     config = AppConfig(workspace=tmp_path, capabilities=capabilities)
-    host = Host(key=("", ""), config=config, engine=engine, runtime=FakeRuntime(tools))  # type: ignore[arg-type]
-
-    async def get_host() -> Host:
-        return host
-
-    monkeypatch.setattr(builder_state, "get_host", get_host)
+    host = serve_host(config, FakeRuntime(tools))
     builder_state.catalogue(host, LOCAL_USER_ID, refresh=True)
     return host
 
 
 @pytest.fixture
-def host(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Host:
-    return make_host(engine, tmp_path, monkeypatch)
+def host(serve_host: Callable[..., Host], tmp_path: Path) -> Host:
+    return make_host(serve_host, tmp_path)
 
 
 async def loaded() -> AgentsState:
@@ -336,9 +336,9 @@ async def test_describe_all_across_a_server_and_back(host: Host) -> None:
 
 
 async def test_capability_off_hides_switches_and_ignores_clicks(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, serve_host: Callable[..., Host], tmp_path: Path
 ) -> None:
-    make_host(engine, tmp_path, monkeypatch, capabilities=["run_in_background"])
+    make_host(serve_host, tmp_path, capabilities=["run_in_background"])
     state = await loaded()
     assert (state.show_intent, state.show_background) == (False, True)
     assert (state.show_defer, state.show_code_only) == (False, False)
@@ -382,11 +382,16 @@ async def test_duplicate_and_delete(host: Host) -> None:
 
 @dataclass
 class FakeUpload:
+    """An upload as Reflex hands it over: a spooled file read with `read(size)`."""
+
     name: str
     data: bytes
+    offset: int = 0
 
-    async def read(self) -> bytes:
-        return self.data
+    async def read(self, size: int = -1) -> bytes:
+        end = len(self.data) if size < 0 else min(len(self.data), self.offset + size)
+        chunk, self.offset = self.data[self.offset : end], end
+        return chunk
 
 
 async def test_uploaded_openapi_document_adds_an_action_group(host: Host) -> None:
@@ -403,6 +408,116 @@ async def test_bad_upload_shows_the_problem(host: Host) -> None:
     state = await loaded()
     await AgentsState.handle_upload.fn(state, [FakeUpload("notes.txt", b"hello: [")])
     assert state.error.startswith("notes.txt")
+
+
+@dataclass
+class EndlessUpload:
+    """An upload that never ends (a 10 GB file, say); counts the bytes it handed out."""
+
+    name: str
+    handed_out: int = 0
+
+    async def read(self, size: int = -1) -> bytes:
+        assert size > 0, "an upload must be read in chunks, never whole"
+        self.handed_out += size
+        return b" " * size
+
+
+async def test_an_upload_past_the_cap_is_refused_after_reading_about_the_cap(
+    host: Host,
+) -> None:
+    state = await loaded()
+    upload = EndlessUpload("huge.json")
+    await AgentsState.handle_upload.fn(state, [upload])
+    assert state.error == (
+        "huge.json: the file is larger than 5 MiB (reading stopped there); import a smaller "
+        "OpenAPI file"
+    )
+    assert MAX_DOCUMENT_BYTES < upload.handed_out <= MAX_DOCUMENT_BYTES + 1
+    assert action_store.list_action_documents(host.engine, owner=LOCAL_USER_ID) == []
+
+
+async def test_an_import_bomb_upload_shows_the_limit(host: Host) -> None:
+    state = await loaded()
+    bomb = json.dumps(ref_bomb(levels=6)).encode()
+    await AgentsState.handle_upload.fn(state, [FakeUpload("bomb.json", bomb)])
+    assert state.error.startswith(
+        "bomb.json: the OpenAPI document expands to more than 100,000 schema nodes"
+    )
+    assert action_store.list_action_documents(host.engine, owner=LOCAL_USER_ID) == []
+
+
+async def test_a_stored_document_is_not_parsed_again_at_each_page_load(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = await loaded()
+    parsed: list[str] = []
+    real = actions.parse_openapi
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        parsed.append(kwargs.get("source", ""))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(actions, "parse_openapi", counting)
+    document = {**SLACK_DOC, "info": {"title": f"Slack {uuid.uuid4()}"}}  # new to this process
+    await AgentsState.handle_upload.fn(
+        state, [FakeUpload("slack.json", json.dumps(document).encode())]
+    )
+    after_import = len(parsed)
+    for _ in range(3):
+        state = await loaded()
+    assert [r.tool_id for r in group(state, "slack.com").tools] == [SLACK_ID]
+    assert len(parsed) == after_import
+
+
+async def test_handlers_do_their_database_and_tokenizer_work_off_the_event_loop(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop that runs a handler also streams every user's turn: a database query or a
+    token count on it stalls them all."""
+    loop_thread = threading.get_ident()
+    on_loop: list[str] = []
+
+    def watched(module: Any, name: str) -> None:
+        real = getattr(module, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if threading.get_ident() == loop_thread:
+                on_loop.append(name)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, call)
+
+    for name in (
+        "list_agents",
+        "get_agent",
+        "get_own_agent",
+        "create_agent",
+        "update_agent",
+        "duplicate_agent",
+        "delete_agent",
+    ):
+        watched(agent_store, name)
+    for name in ("list_action_documents", "save_action_document"):
+        watched(action_store, name)
+    watched(builder_state, "get_tokenizer")
+    watched(builder_state, "catalogue")
+    builder_state._COSTS.clear()  # so token costs are counted again
+    state = await loaded()
+    agent_id = await saved_agent(state)
+    await AgentsState.toggle_pick.fn(state, "search_code_mcp_github")
+    await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "describe_intent")
+    await AgentsState.toggle_describe_all.fn(state, "github")
+    await AgentsState.toggle_shared.fn(state)
+    await AgentsState.add_goal.fn(state)
+    await AgentsState.handle_upload.fn(
+        state, [FakeUpload("slack.json", json.dumps(SLACK_DOC).encode())]
+    )
+    await AgentsState.duplicate.fn(state, agent_id)
+    await AgentsState.open_agent.fn(state, agent_id)
+    await AgentsState.delete.fn(state, state.agents[-1].id)
+    await AgentsState.new_agent.fn(state)
+    assert on_loop == []
 
 
 async def test_action_option_under_the_underscore_spelling_shows_on(host: Host) -> None:

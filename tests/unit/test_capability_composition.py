@@ -1,4 +1,10 @@
-"""The §10.9 composition matrix, the rows that are pure logic, plus `apply_capabilities`."""
+"""How the capabilities compose on one tool (the pure-logic cases), plus `apply_capabilities`.
+
+The cases: intent with background (either order, intent stays first), with deferral
+(injected before counting and before discovery), with code callers (never on code-only
+tools, never required on dual-caller ones), self-spawn stripping, output references,
+and all four at once, with and without strict schemas.
+"""
 
 from __future__ import annotations
 
@@ -30,8 +36,8 @@ from intent_ui.core.capabilities.intent import (
     strip_intent,
     strip_intent_from_tool_definitions,
     strip_intent_from_tool_registry,
-    substitute_output_references,
 )
+from intent_ui.core.capabilities.output_references import substitute_output_references
 from intent_ui.core.capabilities.programmatic import (
     code_bridge_definitions,
     strip_intent_for_code_bridge,

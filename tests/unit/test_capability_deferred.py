@@ -1,4 +1,7 @@
-"""intent_ui.core.capabilities.deferred: the defer_loading capability (§2, §10.1)."""
+"""intent_ui.core.capabilities.deferred: the defer_loading capability.
+
+Behaviour every capability sibling shares is tested once in test_capability_siblings.py.
+"""
 
 from __future__ import annotations
 
@@ -8,22 +11,21 @@ import pytest
 
 from intent_ui.core.capabilities import deferred as deferred_mod
 from intent_ui.core.capabilities.deferred import (
-    EXCLUDED_DEFERRED_TOOL_NAMES,
     apply_deferred_tools,
     deferred_definitions,
     is_defer_eligible_tool_name,
     promote_deferred_tools,
-    synthesize_deferred_tool_options,
 )
 from intent_ui.core.capabilities.intent import apply_intent_labels, inject_intent_param
 from tests.unit._capability_helpers import native, property_names, third_party
 
 
-def test_tool_search_and_poll_tool_are_never_deferred() -> None:
-    assert {"tool_search", "check_background_task"} <= EXCLUDED_DEFERRED_TOOL_NAMES
-    assert not is_defer_eligible_tool_name("tool_search")
-    assert not is_defer_eligible_tool_name("lc_transfer_to_x")
-    assert is_defer_eligible_tool_name("search_code")
+@pytest.mark.parametrize("name", ["tool_search", "check_background_task"])
+def test_tool_search_and_the_poll_tool_are_never_deferred(name: str) -> None:
+    """Tool search is how deferred tools are found; the poll tool is host machinery."""
+    defs = [third_party(name)]
+    assert not is_defer_eligible_tool_name(name)
+    assert apply_deferred_tools(defs, {name: {"defer_loading": True}}).loaded is defs
 
 
 def test_opted_in_tool_is_withheld() -> None:
@@ -54,13 +56,6 @@ def test_definition_flag_and_wildcard_and_exclusions() -> None:
     assert [tool["name"] for tool in result.loaded] == ["tool_search", "c"]
 
 
-def test_tool_ids_key_the_options() -> None:
-    result = apply_deferred_tools(
-        [third_party("a")], {"a_mcp_s": {"defer_loading": True}}, tool_ids={"a": "a_mcp_s"}
-    )
-    assert result.deferred_names == ("a",)
-
-
 def test_non_mapping_entries_stay_loaded() -> None:
     result = apply_deferred_tools(["junk"], {"*": {"defer_loading": True}})  # type: ignore[list-item]
     assert result.loaded == ["junk"]
@@ -73,7 +68,7 @@ def test_deferred_definitions_come_from_the_registry() -> None:
 
 
 def test_counted_deferred_schema_contains_the_injected_intent() -> None:
-    """Token accounting reads the registry entry after injection (§10.1)."""
+    """Token accounting reads the registry entry after injection, so it counts the label."""
     tool = third_party("crm_lookup")
     labelled = apply_intent_labels(
         [tool], {"*": {"describe_intent": True}}, registry={"crm_lookup": tool}
@@ -125,13 +120,3 @@ def test_unknown_names_are_skipped_with_a_warning(caplog: pytest.LogCaptureFixtu
         result = promote_deferred_tools([], None, ["ghost"])
     assert result.loaded == []
     assert "ghost" in caplog.text
-
-
-def test_synthesize_deferred_options() -> None:
-    assert synthesize_deferred_tool_options(True) == {"*": {"defer_loading": True}}
-    assert synthesize_deferred_tool_options(None) is None
-    assert synthesize_deferred_tool_options(["a"], ["a", "b"]) == {
-        "*": {"defer_loading": False},
-        "a": {"defer_loading": True},
-        "b": {"defer_loading": False},
-    }

@@ -1,4 +1,7 @@
-"""intent_ui.core.capabilities.programmatic: the allowed_callers capability (§2, §10.2)."""
+"""intent_ui.core.capabilities.programmatic: the allowed_callers capability.
+
+Behaviour every capability sibling shares is tested once in test_capability_siblings.py.
+"""
 
 from __future__ import annotations
 
@@ -132,11 +135,6 @@ def test_registry_drops_callers_when_the_definition_did() -> None:
     result = apply_allowed_callers([tool], {}, enabled=False, registry={"a": tool})
     assert result.registry is not None
     assert "allowed_callers" not in result.registry["a"]
-
-
-def test_non_mapping_entries_do_not_crash() -> None:
-    result = apply_allowed_callers(["junk"], {"*": {"allowed_callers": CODE}})  # type: ignore[list-item]
-    assert result.definitions[0] == "junk"
 
 
 def test_code_bridge_sees_only_code_callable_tools_without_labels() -> None:

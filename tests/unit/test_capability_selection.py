@@ -139,6 +139,18 @@ def test_exact_action_key_wins_over_its_raw_alias() -> None:
     assert resolved == ResolvedToolOption(False, "getPets_action_medium_com")
 
 
+def test_several_actions_fold_each_alias_onto_its_own_id() -> None:
+    options = {
+        "getPets_action_medium---com": {KEY: True},
+        "listRepos_action_git---io": {KEY: False},
+    }
+    ids = ["getPets_action_medium_com", "plain_action_example_org", "listRepos_action_git_io"]
+    folded = canonical_tool_options(options, ids)
+    assert folded["getPets_action_medium_com"] == {KEY: True}
+    assert folded["listRepos_action_git_io"] == {KEY: False}
+    assert "plain_action_example_org" not in folded
+
+
 def test_alias_without_the_key_does_not_speak() -> None:
     options = {"getPets_action_medium---com": {"defer_loading": True}}
     assert resolve_tool_option(options, KEY, "getPets_action_medium_com") is None

@@ -1,4 +1,4 @@
-"""intent_ui.core.capabilities.strict: strict function schemas (§13.2)."""
+"""intent_ui.core.capabilities.strict: strict function schemas (every property required)."""
 
 from __future__ import annotations
 

@@ -26,6 +26,8 @@ from intent_ui.core.capture import (
     redact_intent,
     strip_pii,
 )
+from intent_ui.core.text import GRAPHEME_MAX_CHARS
+from tests.support.graphemes import CLUSTERS, KSHI
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -139,37 +141,25 @@ def test_default_limit_is_500() -> None:
     assert clamp_intent("x" * 600) == "x" * 500
 
 
-def test_combining_sequence_is_not_split() -> None:
-    # "e" + combining acute: cutting at 3 would strand the "e" without its accent.
-    assert clamp_intent("abe\u0301cd", 3) == "ab"
+@CLUSTERS
+def test_clamp_counts_clusters_and_never_splits_one(cluster: str) -> None:
+    # Three fit a limit of three whole, however many code points each one holds.
+    assert clamp_intent(cluster * 3, 3) == cluster * 3
+    # Past the limit the cut falls between two of them, never inside one.
+    assert clamp_intent("ab" + cluster * 3 + "cd", 4) == "ab" + cluster * 2
 
 
-def test_zwj_emoji_is_not_split() -> None:
-    assert clamp_intent("ab👩\u200d💻cd", 4) == "ab"
+def test_a_long_devanagari_intent_keeps_500_of_what_a_reader_counts() -> None:
+    assert redact_intent(KSHI * 600) == KSHI * INTENT_CAPTURE_LIMIT
 
 
-def test_skin_tone_modifier_is_not_split() -> None:
-    assert clamp_intent("ab👍🏽cd", 3) == "ab"
-
-
-def test_flag_pair_is_not_split() -> None:
-    assert clamp_intent("ab🇺🇸🇫🇷", 5) == "ab🇺🇸"
-
-
-def test_whole_flags_are_kept_at_a_pair_boundary() -> None:
-    assert clamp_intent("ab🇺🇸🇫🇷", 4) == "ab🇺🇸"
-
-
-def test_crlf_is_not_split() -> None:
-    assert clamp_intent("a\r\nb", 2) == "a"
-
-
-def test_surrogate_pair_kept_as_two_code_units_is_not_split() -> None:
-    assert clamp_intent("a\ud83d\ude00b", 2) == "a"
+def test_crlf_counts_as_one() -> None:
+    assert clamp_intent("a\r\nb", 2) == "a\r\n"
 
 
 def test_single_oversized_cluster_is_cut_hard_not_dropped() -> None:
-    assert clamp_intent("a" + "\u0301" * 10, 5) == "a" + "\u0301" * 4
+    zalgo = "a" + "\u0301" * 100  # far longer than any real cluster
+    assert clamp_intent(zalgo + "b", 5) == zalgo[:GRAPHEME_MAX_CHARS]
 
 
 def test_zero_limit_is_empty() -> None:

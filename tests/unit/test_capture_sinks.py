@@ -15,7 +15,7 @@ from intent_ui.capture.sinks import BatchingSink
 from intent_ui.store.capture_events import capture_summary
 from intent_ui.store.db import DatabaseError
 from tests.support.sse_server import ReplayServer, Script
-from tests.unit._store_helpers import migrated_engine
+from tests.support.store import migrated_engine
 
 
 def _event(tool: str = "book_car", intent: str | None = "Trip", **changes: object) -> CallEvent:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 
 from intent_ui.core.capture import CONTEXT_ARG
 from tests.support.capture_servers import ServerKind
@@ -65,7 +65,7 @@ async def _over_http(kind: ServerKind, env: dict[str, str]) -> AsyncIterator[Cli
                 await asyncio.sleep(0.05)
         url = f"http://127.0.0.1:{port}/mcp"
         async with (
-            streamablehttp_client(url) as (read, write, _session_id),
+            streamable_http_client(url) as (read, write, _session_id),
             ClientSession(read, write) as session,
         ):
             await session.initialize()

@@ -17,7 +17,7 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from intent_ui.capture import CaptureConfigError, IntentOptions, with_intent_capture
 from intent_ui.core.capture import CONTEXT_ARG, CONTEXT_DESCRIPTION, INTENT_CAPTURE_LIMIT
 from tests.support.capture_servers import lowlevel_of
-from tests.unit.conftest import RecordingSink
+from tests.support.capture_sink import RecordingSink
 
 MakeServer = Callable[[], FastMCP | Server]
 

@@ -3,6 +3,7 @@ chosen endpoint's models, and the agents the user may see."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +13,15 @@ from sqlalchemy import Engine
 from intent_ui.config import AppConfig
 from intent_ui.store import agents as agent_store
 from intent_ui.store import users as user_store
-from intent_ui.ui import state as chat_module
-from intent_ui.ui.host import Host
+from intent_ui.ui.host import Host, get_host
 from intent_ui.ui.state import ChatState
 from intent_ui.ui.viewmodels import compact_key
 
 
 @pytest.fixture
-def state(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ChatState:
+def state(
+    serve_host: Callable[..., Host], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> ChatState:
     config = AppConfig.model_validate(
         {
             "endpoints": [
@@ -29,15 +31,11 @@ def state(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ch
             "workspace": tmp_path,
         }
     )
-    host = Host(key=("", ""), config=config, engine=engine, runtime=None)  # type: ignore[arg-type]
-
-    async def get_host() -> Host:
-        return host
+    host = serve_host(config)
 
     async def current_user(self: Any, host: Host) -> str:
         return "bob"
 
-    monkeypatch.setattr(chat_module, "get_host", get_host)
     monkeypatch.setattr(ChatState, "current_user", current_user)
     chat = ChatState()  # type: ignore[call-arg]
     chat._load_pickers(host, "bob")
@@ -82,6 +80,12 @@ def alice(state: ChatState, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> 
     return user.id
 
 
+async def test_a_user_who_never_chose_a_density_reads_the_full_cards(alice: str) -> None:
+    fresh = ChatState()  # type: ignore[call-arg]
+    fresh._load_pickers(await get_host(), alice)
+    assert fresh.density == "full"
+
+
 async def test_set_density_accepts_the_three_densities_and_remembers_them(
     state: ChatState, engine: Engine, alice: str
 ) -> None:
@@ -92,7 +96,7 @@ async def test_set_density_accepts_the_three_densities_and_remembers_them(
     assert state.density == "intents"
     assert user_store.user_density(engine, alice) == "intents"
     fresh = ChatState()  # type: ignore[call-arg]
-    fresh._load_pickers(await chat_module.get_host(), alice)
+    fresh._load_pickers(await get_host(), alice)
     assert fresh.density == "intents"
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -278,3 +281,155 @@ def test_json_lines_stay_short_while_a_very_long_intent_streams() -> None:
     assert max(sizes) < 600  # before: each line carried the whole intent so far (20 KB)
     last = event_record(view, event)
     assert last["label"].startswith("Reading carefully") and last["label"].endswith("…")
+
+
+def test_a_chosen_goal_is_a_json_line_naming_the_goal() -> None:
+    from intent_ui.agent.cli import event_record
+    from intent_ui.core.events import GoalSelected
+    from intent_ui.core.turn import TurnView
+
+    view = TurnView()
+    event = GoalSelected(1, "research", "Find things in the code")
+    view.apply(event)
+    line = json.loads(json.dumps(event_record(view, event)))
+    assert line["type"] == "goal_selected"  # before: "goalselected", and no goal in it
+    assert (line["goal_id"], line["label"]) == ("research", "Find things in the code")
+
+
+def test_piped_lines_mark_each_ending_and_keep_live_calls_open() -> None:
+    import io
+
+    from intent_ui.agent.cli import _PlainRenderer
+    from intent_ui.core.states import CALL_STATES
+    from intent_ui.core.turn import TurnView
+    from tests.support.turn_events import events_reaching
+
+    view = TurnView()
+    out = io.StringIO()
+    renderer = _PlainRenderer(view, out, "en")
+    for block, state in enumerate(CALL_STATES):
+        for event in events_reaching(state, state, block=block, first_seq=10 * block + 1):
+            view.apply(event)
+    renderer.show(event)
+    assert out.getvalue().splitlines() == [
+        "  … Running read_file",
+        "  … Running read_file",
+        "  … Running read_file",
+        "  ✓ Ran read_file",
+        "  ✗ Failed: Ran read_file",
+        "  ⊘ Cancelled: Running read_file",
+    ]
+
+
+# --- the live view on a terminal ----------------------------------------------------------
+
+_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+LONG_INTENTS = (
+    "Reading the configuration file carefully, line by line",
+    "設定ファイルを一行ずつ丁寧に読んでいます",  # two columns a character
+)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _last_frame(output: str) -> list[str]:
+    """The lines the terminal shows once the live view ended: rich redraws each frame
+    from the start of its first line (a carriage return, then cursor moves)."""
+    return [line.rstrip() for line in _CSI.sub("", output).split("\r")[-1].splitlines()]
+
+
+def _two_long_calls(view: Any, renderer: Any) -> None:
+    from intent_ui.core.events import ArgsComplete, ArgsDelta, CallSettled, CallStarted
+
+    events = [
+        CallStarted(1, "a", "read_file", 0, label_bearing=True),
+        CallStarted(2, "b", "read_file", 0, label_bearing=True),
+        ArgsDelta(3, "a", json.dumps({"intent": LONG_INTENTS[0]})),
+        ArgsDelta(4, "b", json.dumps({"intent": LONG_INTENTS[1]}, ensure_ascii=False)),
+        ArgsComplete(5, "a", json.dumps({"intent": LONG_INTENTS[0]})),
+        CallSettled(6, "a", "settled"),
+    ]
+    for event in events:
+        view.apply(event)
+        renderer.show(event)
+
+
+def test_a_narrow_terminal_shows_each_call_on_one_line_cut_with_an_ellipsis() -> None:
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    from intent_ui.agent.cli import _LiveRenderer
+    from intent_ui.core.turn import TurnView
+
+    out = io.StringIO()
+    view = TurnView()
+    renderer = _LiveRenderer(view, Console(file=out, width=40, force_terminal=True), "en")
+    _two_long_calls(view, renderer)
+    renderer.close()
+    header, settled, live = _last_frame(out.getvalue())
+    assert header.startswith("▸ 設定ファイル")
+    assert settled.startswith("  ✓ Reading the configuration")
+    assert live.startswith("  ") and live[4:].startswith("設定ファイル")
+    for line in (header, settled, live):
+        # Cut where the 40 columns end, never wrapped onto a second line.
+        assert cell_len(line) <= 40 and line.endswith("…"), line
+
+
+def test_the_live_view_gives_the_cursor_back_when_the_turn_fails() -> None:
+    import argparse
+
+    from intent_ui.agent.cli import _consume
+
+    class Broken(Exception):
+        pass
+
+    async def failing_turn() -> Any:
+        from intent_ui.core.events import CallStarted
+
+        yield CallStarted(1, "a", "read_file", 0)
+        raise Broken
+
+    out = _Terminal()
+    with pytest.raises(Broken):
+        asyncio.run(_consume(failing_turn(), argparse.Namespace(json=False, lang="en"), out))
+    hide, show = "\x1b[?25l", "\x1b[?25h"
+    assert hide in out.getvalue()
+    assert out.getvalue().rindex(show) > out.getvalue().rindex(hide)
+    assert _last_frame(out.getvalue())[0].endswith("Running read_file")
+
+
+def test_a_short_terminal_shows_the_newest_calls_then_all_of_them() -> None:
+    from rich.console import Console
+
+    from intent_ui.agent.cli import _LiveRenderer
+    from intent_ui.core.turn import TurnView
+    from tests.support.turn_events import events_reaching
+
+    out = io.StringIO()
+    view = TurnView()
+    renderer = _LiveRenderer(view, Console(file=out, width=40, height=4, force_terminal=True), "en")
+    for block in range(6):
+        for event in events_reaching("settled", f"c{block}", block=block, first_seq=10 * block + 1):
+            view.apply(event)
+            renderer.show(event)
+    renderer._live.refresh()  # draw now, not when the refresh thread next wakes
+    assert _last_frame(out.getvalue()) == ["⋮", "✓ Ran read_file", "✓ Ran read_file"]
+    renderer.close()
+    assert _last_frame(out.getvalue()) == ["✓ Ran read_file"] * 6
+
+
+def test_a_json_line_cut_while_streaming_never_splits_an_emoji() -> None:
+    from intent_ui.agent.cli import event_record
+    from intent_ui.core.events import ArgsDelta, CallStarted
+    from intent_ui.core.turn import TurnView
+    from tests.support.graphemes import FAMILY
+
+    view = TurnView()
+    view.apply(CallStarted(1, "c", "read_file", 0, label_bearing=True))
+    event = ArgsDelta(2, "c", json.dumps({"intent": "Reading " + FAMILY * 200}))
+    view.apply(event)
+    # 120 characters as a reader counts them: "Reading ", 111 families and the ellipsis.
+    assert event_record(view, event)["label"] == "Reading " + FAMILY * 111 + "…"

@@ -354,6 +354,38 @@ def test_auth_header_must_be_a_header_name(tmp_path: Path) -> None:
     assert "auth.header: 'X User' is not an HTTP header name" in message
 
 
+def test_auth_operators_are_user_names(tmp_path: Path) -> None:
+    auth = load_config(write(tmp_path, "auth: {mode: header, operators: [' ops ', bo]}\n")).auth
+    assert auth is not None and auth.operators == ("ops", "bo")
+    plain = load_config(write(tmp_path, "auth: {mode: header}\n")).auth
+    assert plain is not None and plain.operators == ()
+
+
+@pytest.mark.parametrize(
+    ("operators", "problem"),
+    [
+        ("[alice, '  ']", "auth.operators[1]: '  ': a user name cannot be blank"),
+        ("[3]", "auth.operators[0]: 3: a user name cannot be blank"),
+        ('["a\\tb"]', "auth.operators[0]: 'a\\tb': a user name cannot contain control"),
+        ("alice", "auth.operators: expected a list of user names, e.g. [alice]"),
+    ],
+)
+def test_auth_operators_that_are_not_names_are_refused(
+    tmp_path: Path, operators: str, problem: str
+) -> None:
+    message = error_of(write(tmp_path, f"auth: {{mode: header, operators: {operators}}}\n"))
+    assert problem in message
+
+
+def test_auth_secure_cookie_is_true_false_or_absent(tmp_path: Path) -> None:
+    auth = load_config(write(tmp_path, "auth: {mode: header, secure_cookie: true}\n")).auth
+    assert auth is not None and auth.secure_cookie is True
+    plain = load_config(write(tmp_path, "auth: {mode: header}\n")).auth
+    assert plain is not None and plain.secure_cookie is None
+    message = error_of(write(tmp_path, "auth: {mode: header, secure_cookie: auto}\n"))
+    assert "auth.secure_cookie: 'auto' is not true or false" in message
+
+
 def test_model_specs_accept_bool_or_tool_ids(tmp_path: Path) -> None:
     path = write(
         tmp_path,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from intent_ui.core.display import (
-    DEFAULT_DENSITY,
     Span,
     format_elapsed,
     parse_density,
@@ -22,10 +21,6 @@ def test_each_density_parses_as_itself(value: str) -> None:
 def test_an_unknown_density_is_refused_naming_the_accepted_values(value: object) -> None:
     with pytest.raises(ValueError, match="use one of full, intents, header"):
         parse_density(value)
-
-
-def test_the_default_density_is_full() -> None:
-    assert DEFAULT_DENSITY == "full"
 
 
 @pytest.mark.parametrize(

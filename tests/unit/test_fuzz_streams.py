@@ -22,8 +22,9 @@ from intent_ui.agent.providers.anthropic_stream import MessagesAccumulator
 from intent_ui.agent.providers.base import ProviderEvent
 from intent_ui.agent.providers.errors import ProviderStreamError
 from intent_ui.agent.providers.openai_stream import ChatCompletionsAccumulator
-from intent_ui.agent.providers.sse import SSEDecoder, SSELineDecoder, iter_sse
+from intent_ui.agent.providers.sse import SSEDecoder, SSELineDecoder
 from intent_ui.core.streaming import IntentStream, read_streaming_intent
+from tests.support.wire import decode_sse
 
 FUZZ = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 
@@ -94,12 +95,12 @@ def split(text: str, cuts: Iterable[int]) -> list[str]:
 
 @FUZZ
 @given(st.binary(max_size=300), st.lists(st.integers(0, 300), max_size=8))
-def test_sse_bytes_split_anywhere_decode_like_the_whole(body: bytes, cuts: list[int]) -> None:
+async def test_sse_bytes_split_anywhere_decode_like_the_whole(body: bytes, cuts: list[int]) -> None:
     points = sorted({cut % (len(body) + 1) for cut in cuts})
     edges = [0, *points, len(body)]
     pieces = [body[a:b] for a, b in itertools.pairwise(edges)]
-    events = list(iter_sse(pieces))
-    assert events == list(iter_sse([body]))
+    events = await decode_sse(pieces)
+    assert events == await decode_sse([body])
     assert all(encodable(event) for event in events)
 
 

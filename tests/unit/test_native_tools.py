@@ -38,8 +38,9 @@ from intent_ui.agent.tools.workspace import OutsideWorkspaceError, Workspace
 from intent_ui.config import AppConfig, WebSearchConfig
 from intent_ui.core.capabilities.intent import (
     INTENT_ARG,
-    NATIVE_INTENT_TOOL_NAMES,
+    apply_intent_labels,
     is_intent_label_property,
+    without_intent,
 )
 
 HANG_GUARD_S = 60
@@ -563,11 +564,17 @@ def test_model_facing_names_and_index_resolution(ws: Workspace) -> None:
     assert [d["name"] for d in index.definitions()][1] == "search_code_mcp_github"
 
 
-def test_every_native_tool_name_defaults_into_intent_labels(ws: Workspace) -> None:
+def test_every_native_tool_is_labelled_by_its_name_by_default(ws: Workspace) -> None:
+    """Even a copy of a native tool without its intent parameter (as an SDK or a proxy may
+    forward it) gets one, and its calls a label, by its name alone."""
     store = InMemoryMemoryStore()
     config = AppConfig(workspace=ws.root, web_search=WebSearchConfig(url="http://search"))
-    names = {tool.name for tool in build_tools(config, memory_store=store)}
-    assert names <= NATIVE_INTENT_TOOL_NAMES
+    tools = build_tools(config, memory_store=store)
+    bare = [
+        {"name": tool.name, "parameters": without_intent(tool.definition["parameters"])}
+        for tool in tools
+    ]
+    assert apply_intent_labels(bare, None).label_tool_names == {tool.name for tool in tools}
 
 
 def test_package_exports_resolve() -> None:

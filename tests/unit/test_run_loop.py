@@ -153,7 +153,12 @@ def make_run(provider: ScriptedProvider, tools: Sequence[Any], **overrides: Any)
 
 
 async def collect(run: TurnRun) -> list[TurnEvent]:
-    return await asyncio.wait_for(run.collect(), GUARD)
+    """Every event of the turn, read as a turn session reads them."""
+
+    async def read() -> list[TurnEvent]:
+        return [event async for event in run]
+
+    return await asyncio.wait_for(read(), GUARD)
 
 
 def of(events: Sequence[TurnEvent], kind: type) -> list[Any]:
@@ -652,8 +657,8 @@ async def test_a_failing_labeler_leaves_no_label_and_the_turn_ends_normally() ->
 async def test_events_can_only_be_consumed_once() -> None:
     run = make_run(ScriptedProvider([TextChunk("hi"), end()]), [])
     await collect(run)
-    with pytest.raises(RuntimeError):
-        await run.collect()
+    with pytest.raises(RuntimeError, match="can only be consumed once"):
+        await collect(run)
 
 
 async def test_cancelling_the_consumer_cancels_the_turn_and_keeps_the_history() -> None:

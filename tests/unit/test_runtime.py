@@ -55,7 +55,7 @@ async def test_provider_for_builds_the_demo_once_with_the_pacing_override(tmp_pa
 async def test_start_turn_runs_the_demo_over_the_workspace(tmp_path: Path) -> None:
     async with AgentRuntime(config(tmp_path)) as runtime:
         run = runtime.start_turn(user_message="search for OAuth and MCP")
-        events = await run.collect()
+        events = [event async for event in run]
     outcomes = [e.outcome for e in events if isinstance(e, CallSettled)]
     assert sorted(outcomes) == ["Found 1 match for OAuth", "No matches for MCP"]
     assert isinstance(events[-1], TurnDone)
@@ -80,7 +80,8 @@ async def test_a_users_turn_writes_their_memories_and_offers_their_actions(
         ]
         assert [t for t in runtime.tools_for(None, "bob") if t.kind == "action"] == []
         run = runtime.start_turn(user_message="remember tone is brief", user_id="alice")
-        await run.collect()
+        async for _ in run:  # the turn runs as its events are read
+            pass
     assert await store.get_all("alice") == {"tone": "brief"}
     assert await store.get_all(MEMORY_DEFAULT_OWNER) == {}
 
@@ -129,7 +130,7 @@ async def test_an_agent_with_goals_chooses_one_and_uses_only_its_tools_offline(
             agent_tool_ids=["grep_search", "set_memory"],
             goals=GOALS,
         )
-        events = await run.collect()
+        events = [event async for event in run]
     (goal,) = [e for e in events if isinstance(e, GoalSelected)]
     assert goal.label == "Search the code for where things are handled"
     outcomes = [e.outcome for e in events if isinstance(e, CallSettled)]

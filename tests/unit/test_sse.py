@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import httpx
@@ -12,10 +13,9 @@ from intent_ui.agent.providers.sse import (
     ServerSentEvent,
     SSEDecoder,
     SSELineDecoder,
-    aiter_sse,
     drain,
-    iter_sse,
 )
+from tests.support.wire import decode_sse
 
 
 def lines_of(chunks: list[str]) -> list[str]:
@@ -165,66 +165,67 @@ def test_decoder_satisfies_the_protocol() -> None:
     assert decoder.decode("data: x") is None
 
 
-# -- the byte pipeline, sync and async -------------------------------------------------
+# -- the byte pipeline ------------------------------------------------------------------
 
 
-async def _async_chunks(chunks: list[bytes]) -> AsyncIterator[bytes]:
-    for chunk in chunks:
-        yield chunk
-
-
-async def decode_bytes(mode: str, chunks: list[bytes]) -> list[ServerSentEvent]:
-    if mode == "sync":
-        return list(iter_sse(chunks))
-    response = httpx.Response(200, content=_async_chunks(chunks))
-    return [event async for event in aiter_sse(response)]
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-async def test_pipeline_every_byte_split_of_a_crlf_stream(mode: str) -> None:
+async def test_pipeline_every_byte_split_of_a_crlf_stream() -> None:
     body = "event: a\r\ndata: é€\r\n\r\ndata: 😀\r\n\r\n".encode()
     expected = [ServerSentEvent(event="a", data="é€"), ServerSentEvent(data="😀")]
     for cut in range(len(body) + 1):
-        assert await decode_bytes(mode, [body[:cut], body[cut:]]) == expected, cut
+        assert await decode_sse([body[:cut], body[cut:]]) == expected, cut
 
 
-async def test_pipeline_one_byte_per_chunk(mode: str) -> None:
+async def test_pipeline_one_byte_per_chunk() -> None:
     body = "data: naïve\n\n".encode()
     chunks = [body[i : i + 1] for i in range(len(body))]
-    assert await decode_bytes(mode, chunks) == [ServerSentEvent(data="naïve")]
+    assert await decode_sse(chunks) == [ServerSentEvent(data="naïve")]
 
 
-async def test_pipeline_drops_a_leading_bom(mode: str) -> None:
+async def test_pipeline_drops_a_leading_bom() -> None:
     body = "\ufeffdata: x\n\n".encode()
-    assert await decode_bytes(mode, [body[:2], body[2:]]) == [ServerSentEvent(data="x")]
+    assert await decode_sse([body[:2], body[2:]]) == [ServerSentEvent(data="x")]
 
 
-async def test_pipeline_replaces_invalid_utf8_instead_of_raising(mode: str) -> None:
-    assert await decode_bytes(mode, [b"data: a\xffb\n\n"]) == [ServerSentEvent(data="a\ufffdb")]
+async def test_pipeline_replaces_invalid_utf8_instead_of_raising() -> None:
+    assert await decode_sse([b"data: a\xffb\n\n"]) == [ServerSentEvent(data="a\ufffdb")]
 
 
-async def test_pipeline_does_not_dispatch_an_unterminated_last_event(mode: str) -> None:
-    assert await decode_bytes(mode, [b"data: a\n\ndata: b\n"]) == [ServerSentEvent(data="a")]
+async def test_pipeline_does_not_dispatch_an_unterminated_last_event() -> None:
+    assert await decode_sse([b"data: a\n\ndata: b\n"]) == [ServerSentEvent(data="a")]
 
 
-def test_pipeline_uses_a_custom_event_decoder() -> None:
+async def test_pipeline_uses_a_custom_event_decoder() -> None:
     class Upper:
         def decode(self, line: str) -> ServerSentEvent | None:
             return ServerSentEvent(data=line.upper()) if line else None
 
-    assert list(iter_sse([b"ab\ncd\n"], Upper())) == [
+    assert await decode_sse([b"ab\ncd\n"], Upper()) == [
         ServerSentEvent(data="AB"),
         ServerSentEvent(data="CD"),
     ]
 
 
 async def test_drain_reads_the_rest_and_ignores_a_broken_tail() -> None:
+    read: list[str] = []
+
     async def tail() -> AsyncIterator[ServerSentEvent]:
-        yield ServerSentEvent(data="late")
+        for data in ("late", "later"):
+            read.append(data)
+            yield ServerSentEvent(data=data)
         raise httpx.ReadError("gone")
 
-    await drain(tail())  # no exception: the answer was already complete
+    await drain(tail())  # the answer was already complete: a broken tail is not an error
+    assert read == ["late", "later"]
+
+
+async def test_drain_gives_up_on_a_tail_that_never_ends() -> None:
+    read: list[str] = []
+
+    async def stalled() -> AsyncIterator[ServerSentEvent]:
+        read.append("late")
+        yield ServerSentEvent(data="late")
+        await asyncio.Event().wait()  # the server keeps the connection open, silent
+        yield ServerSentEvent(data="never")
+
+    await asyncio.wait_for(drain(stalled(), timeout=0.05), timeout=30)
+    assert read == ["late"]

@@ -9,7 +9,7 @@ import pytest
 
 from intent_ui.store.capture_events import add_capture_events, capture_summary
 from intent_ui.store.db import StoreError
-from tests.unit._store_helpers import migrated_engine
+from tests.support.store import migrated_engine
 
 
 def _record(tool: str, mode: str, intent: str | None, source: str | None = None) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from intent_ui.core.events import (
 from intent_ui.store import conversations as conv
 from intent_ui.store.db import NotFoundError
 from intent_ui.store.models import LOCAL_USER_ID, Clock, Message, TurnEventRow
-from tests.unit._store_helpers import record_turn
+from tests.support.store import record_turn
 
 OWNER = LOCAL_USER_ID
 

@@ -21,7 +21,6 @@ from sqlmodel import SQLModel
 from intent_ui.store import agents, conversations, db
 from intent_ui.store.actions import save_action_document
 from intent_ui.store.db import (
-    DEFAULT_DB_URL,
     VERSION_TABLE,
     DatabaseError,
     StoreError,
@@ -32,7 +31,7 @@ from intent_ui.store.db import (
 )
 from intent_ui.store.memory import DbMemoryStore
 from intent_ui.store.models import LOCAL_USER_ID, STORE_TABLES
-from tests.unit._store_helpers import migrated_engine
+from tests.support.store import migrated_engine
 
 
 @pytest.fixture(autouse=True)
@@ -50,7 +49,7 @@ def test_database_url_defaults_to_a_hidden_folder_in_the_current_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert database_url() == DEFAULT_DB_URL == "sqlite:///.data/intent_ui.db"
+    assert database_url() == "sqlite:///.data/intent_ui.db"  # where README says it is
 
 
 def test_database_url_uses_explicit_url() -> None:

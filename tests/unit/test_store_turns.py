@@ -32,7 +32,7 @@ from intent_ui.store.db import StoreError, init_db
 from intent_ui.store.models import LOCAL_USER_ID, Message, TurnEventRow
 from intent_ui.store.turns import EventLog, load_events, mark_interrupted
 from tests.support.legacy_db import write_legacy_database
-from tests.unit._store_helpers import record_turn, turn_session
+from tests.support.store import record_turn, turn_session
 
 SEARCH_ARGS = '{"intent": "Searching for OAuth", "query": "oauth"}'
 READ_ARGS = '{"intent": "Reading the config file", "path": "conf/app.yaml"}'

@@ -51,24 +51,50 @@ def test_a_user_without_a_password_cannot_sign_in(engine: Engine) -> None:
     assert users.authenticate(engine, "local", "anything") is None
 
 
+ONE = "first long password"
+TWO = "second long password"
+
+
 def test_adding_a_taken_name_says_how_to_change_the_password(engine: Engine) -> None:
-    users.add_user(engine, "alice", "one")
+    users.add_user(engine, "alice", ONE)
     with pytest.raises(users.UserExistsError, match="users passwd alice"):
-        users.add_user(engine, "alice", "two")
-    assert users.authenticate(engine, "alice", "one") is not None
+        users.add_user(engine, "alice", TWO)
+    assert users.authenticate(engine, "alice", ONE) is not None
 
 
 def test_set_password_replaces_the_old_one(engine: Engine) -> None:
-    users.add_user(engine, "alice", "one")
-    assert users.set_password(engine, "alice", "two") is not None
-    assert users.authenticate(engine, "alice", "one") is None
-    assert users.authenticate(engine, "alice", "two") is not None
-    assert users.set_password(engine, "nobody", "x") is None
+    users.add_user(engine, "alice", ONE)
+    assert users.set_password(engine, "alice", TWO) is not None
+    assert users.authenticate(engine, "alice", ONE) is None
+    assert users.authenticate(engine, "alice", TWO) is not None
+    assert users.set_password(engine, "nobody", TWO) is None
 
 
 def test_an_empty_password_is_refused(engine: Engine) -> None:
     with pytest.raises(ValueError, match="password cannot be empty"):
         users.add_user(engine, "alice", "")
+
+
+@pytest.mark.parametrize("password", ["x", "eleven char"])
+def test_a_password_shorter_than_twelve_characters_is_refused(
+    engine: Engine, password: str
+) -> None:
+    with pytest.raises(ValueError, match=f"at least 12 characters; this one has {len(password)}"):
+        users.add_user(engine, "alice", password)
+    assert users.get_user_by_name(engine, "alice") is None
+    users.add_user(engine, "alice", "twelve chars")  # exactly the minimum
+    with pytest.raises(ValueError, match="at least 12 characters"):
+        users.set_password(engine, "alice", password)
+    assert users.authenticate(engine, "alice", "twelve chars") is not None
+
+
+def test_ending_sessions_and_a_new_password_raise_the_epoch(engine: Engine) -> None:
+    alice = users.add_user(engine, "alice", ONE)
+    assert alice.session_epoch == 0
+    assert users.end_sessions(engine, alice.id)
+    assert users.set_password(engine, "alice", TWO) is not None
+    found = users.get_user_by_name(engine, " alice ")
+    assert found is not None and found.session_epoch == 2
 
 
 def test_rows_from_before_users_belong_to_the_local_user(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Tests for `intent_ui.core.streaming`: the partial-JSON intent reader (§9.1, §14 Client)."""
+"""Tests for `intent_ui.core.streaming`: the partial-JSON intent reader."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def feed_all(chunks: list[str]) -> list[StreamingIntent | None]:
     return [stream.feed(chunk) for chunk in chunks]
 
 
-# --- §14 client fragment table ------------------------------------------------------------
+# --- the fragment table: every edge of a partial argument text ----------------------------
 
 FRAGMENT_TABLE: list[tuple[str, StreamingIntent | None]] = [
     ("", None),

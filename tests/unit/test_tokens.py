@@ -1,4 +1,4 @@
-"""Token accounting for tool schemas (core.tokens) and the offline tokenizer (§13.1)."""
+"""Token accounting for tool schemas (core.tokens) and the offline tokenizer."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def test_real_tokenizer_works_offline_and_names_itself() -> None:
 
 
 def test_intent_property_costs_tens_of_tokens_with_the_real_tokenizer() -> None:
-    # §4.1 measures ~72 tokens for the property; the exact figure depends on framing.
+    # About 70 tokens (docs/capabilities.md); the exact figure depends on framing.
     cost = tool_token_cost(MCP_TOOL, get_tokenizer().count)
     assert 50 <= cost.intent <= 100
 

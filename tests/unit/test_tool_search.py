@@ -21,6 +21,31 @@ def test_no_overlap_finds_nothing() -> None:
     assert rank_tools("weather forecast", REGISTRY) == []
 
 
+def test_another_form_of_a_word_finds_the_tool() -> None:
+    registry = {
+        **REGISTRY,
+        "grep_code": {"description": "Search the code base for a pattern."},
+    }
+    assert rank_tools("searching", registry) == ["grep_code"]
+    assert rank_tools("emailing the team", registry) == ["send_email"]
+    assert rank_tools("converted documents", registry) == ["convert_pdf"]
+
+
+def test_a_word_few_tools_hold_ranks_above_one_many_hold() -> None:
+    registry = {
+        "read_file": {"description": "Read a file from the workspace."},
+        "write_file": {"description": "Write a file to the workspace."},
+        "read_issue": {"description": "Read an issue from the tracker."},
+    }
+    assert rank_tools("read the tracker", registry) == ["read_issue", "read_file"]
+
+
+def test_an_empty_or_wordless_registry_finds_nothing() -> None:
+    assert rank_tools("search", {}) == []
+    assert rank_tools("search", {"x": {"description": "!!"}}) == []
+    assert rank_tools("the", REGISTRY) == []
+
+
 def test_definition_is_self_describing_only_with_intents_on() -> None:
     assert name_has_intent_label(tool_search_definition(intents=True))
     assert not name_has_intent_label(tool_search_definition(intents=False))

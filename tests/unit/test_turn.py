@@ -19,6 +19,7 @@ from intent_ui.core.events import (
     event_from_record,
     event_to_record,
 )
+from intent_ui.core.states import CALL_STATES, FINAL_STATES
 from intent_ui.core.turn import TextPart, ToolBlock, TurnView
 
 MCP_ARGS = '{"intent":"Searching for MCP wiring","query":"mcp client"}'
@@ -261,6 +262,25 @@ def test_turn_ending_badly_cancels_unfinished_calls(stop: tuple[str, str | None]
     assert not turn.block_header(0).live
 
 
+@pytest.mark.parametrize("state", CALL_STATES)
+def test_only_a_final_state_settles_a_card(state: str) -> None:
+    seq = Seq()
+    turn = TurnView()
+    turn.apply(start(seq, "a"))
+    turn.apply(ArgsDelta(seq(), "a", '{"intent":"Reading the router'))
+    changed = turn.apply(CallSettled(seq(), "a", state, at=5.0))  # type: ignore[arg-type]
+    later = turn.apply(ArgsDelta(seq(), "a", " and the callbacks"))
+    record = turn.call("a")
+    assert record is not None
+    if state in FINAL_STATES:
+        assert "a" in changed and (record.state, record.settled_at) == (state, 5.0)
+        assert later == set()  # a settled card's arguments are final
+        assert not turn.block_header(0).live
+    else:
+        assert changed == set() and record.state == "streaming"
+        assert turn.card_label("a") == "Reading the router and the callbacks"
+
+
 def test_settled_calls_survive_turn_done() -> None:
     seq = Seq()
     turn = TurnView()
@@ -314,23 +334,28 @@ def test_apply_reports_what_changed() -> None:
     assert turn.apply(ArgsDelta(seq(), "a", "")) == set()
 
 
-def test_events_for_unknown_calls_are_reported_not_raised() -> None:
+def test_events_for_unknown_calls_show_no_card() -> None:
     turn = TurnView()
     assert turn.apply(ArgsDelta(1, "ghost", "{")) == set()
-    assert turn.apply(CallSettled(2, "ghost", "settled")) == set()
-    assert len(turn.problems) == 2
-    assert "unknown call 'ghost'" in turn.problems[0]
+    assert turn.apply(ArgsComplete(2, "ghost", "{}")) == set()
+    assert turn.apply(CallBackgrounded(3, "ghost")) == set()
+    assert turn.apply(CallSettled(4, "ghost", "settled")) == set()
+    assert turn.parts == () and turn.call("ghost") is None
 
 
-def test_duplicate_start_and_bad_final_state_are_reported() -> None:
+def test_duplicate_start_bad_values_and_foreign_objects_change_nothing() -> None:
     seq = Seq()
     turn = TurnView()
     turn.apply(start(seq, "a"))
-    assert turn.apply(start(seq, "a")) == set()
+    turn.apply(ArgsDelta(seq(), "a", '{"intent":"Reading the router'))
+    moved = CallStarted(seq(), "a", "write_file", 1, server=None, label_bearing=False)
+    assert turn.apply(moved) == set()
+    assert turn.apply(ArgsDelta(seq(), "a", None)) == set()  # type: ignore[arg-type]
     assert turn.apply(CallSettled(seq(), "a", "running")) == set()  # type: ignore[arg-type]
     assert turn.apply("not an event") == set()  # type: ignore[arg-type]
-    assert len(turn.problems) == 3
+    assert turn.parts == (ToolBlock(0, ("a",)),)
     assert turn.call("a").state == "streaming"
+    assert turn.card_label("a") == "Reading the router"
 
 
 def test_unknown_call_views_are_empty() -> None:
@@ -414,14 +439,14 @@ def test_a_chosen_goal_is_kept_and_reported_once() -> None:
     assert view.apply(GoalSelected(1, "research", "Find things in the code")) == {"goal"}
     assert view.goal == ("research", "Find things in the code")
     assert view.apply(GoalSelected(2, "research", "Find things in the code")) == set()
-    assert view.parts == () and view.problems == []
+    assert view.parts == ()
 
 
-def test_a_goal_event_with_a_non_text_label_is_skipped_and_described() -> None:
+def test_a_goal_event_with_a_non_text_label_is_skipped() -> None:
     view = TurnView()
     assert view.apply(GoalSelected(1, "research", None)) == set()  # type: ignore[arg-type]
     assert view.goal is None
-    assert "GoalSelected seq=1" in view.problems[0]
+    assert view.apply(GoalSelected(2, "research", "Find things in the code")) == {"goal"}
 
 
 def test_a_goal_event_round_trips_through_its_stored_record() -> None:

@@ -14,6 +14,7 @@ from intent_ui.core.events import (
     GoalSelected,
     TextDelta,
 )
+from intent_ui.core.states import CALL_STATES, FINAL_STATES
 from intent_ui.core.turn import TurnView
 from intent_ui.ui.viewmodels import (
     CardCache,
@@ -26,6 +27,7 @@ from intent_ui.ui.viewmodels import (
     settled_prefix,
     slotted_parts,
 )
+from tests.support.turn_events import events_reaching
 
 
 def two_calls() -> TurnView:
@@ -266,3 +268,16 @@ def test_a_settled_duration_reads_the_same_as_its_own_timestamps() -> None:
     turn.apply(CallSettled(2, "a", "settled", output="ok", at=100.5))
     card = build_turn_parts(turn, message_id="m", lang="en")[0].group.cards[0]
     assert (card.started_at, card.settled_at, card.elapsed) == ("100000", "100500", "0.5s")
+
+
+@pytest.mark.parametrize("state", CALL_STATES)
+def test_a_card_stops_shimmering_and_ticking_exactly_when_its_call_ends(state: str) -> None:
+    turn = TurnView.replay(events_reaching(state))  # type: ignore[arg-type]
+    group = build_turn_parts(turn, message_id="m", lang="en")[0].group
+    assert group.single  # one call: its card alone, without a group header
+    (card,) = group.cards
+    ended = state in FINAL_STATES
+    assert card.state == state
+    assert (card.live, card.ticking) == (not ended, not ended)
+    assert card.elapsed == ("1.2s" if ended else "")
+    assert card.label_key == f"a:{'settled' if ended else 'live'}"

@@ -8,22 +8,23 @@ Request conversion is the pure `messages_body`. Mirrors `openai.py`.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
-
-import httpx
+from collections.abc import Mapping
+from typing import Any, Unpack
 
 from intent_ui.agent.providers.anthropic_stream import MessagesAccumulator
 from intent_ui.agent.providers.base import ChatRequest, ProviderEvent
-from intent_ui.agent.providers.errors import ProviderError, ProviderStreamError
-from intent_ui.agent.providers.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, open_stream
-from intent_ui.agent.providers.sse import checked_sse, drain
+from intent_ui.agent.providers.http_provider import (
+    EMPTY_SCHEMA,
+    HTTPOptions,
+    HTTPProvider,
+    unknown_role_error,
+)
+from intent_ui.agent.providers.sse import ServerSentEvent
 from intent_ui.core.text import scrub_decoded
 
 PROVIDER_NAME = "Anthropic API"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
-_EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 def messages_body(request: ChatRequest) -> dict[str, Any]:
@@ -55,10 +56,7 @@ def messages_body(request: ChatRequest) -> dict[str, Any]:
             else:
                 messages.append({"role": "user", "content": [block]})
         else:
-            raise ProviderError(
-                f"Message {position} has role {role!r}; expected 'user', 'assistant', 'tool' "
-                "or 'system'. Fix the conversation before sending it."
-            )
+            raise unknown_role_error(position, role)
     body: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
@@ -127,7 +125,7 @@ def _tool(tool: Mapping[str, Any], *, strict: bool) -> dict[str, Any]:
     converted: dict[str, Any] = {
         "name": tool["name"],
         "description": tool.get("description", ""),
-        "input_schema": tool.get("parameters") or _EMPTY_SCHEMA,
+        "input_schema": tool.get("parameters") or EMPTY_SCHEMA,
         "eager_input_streaming": True,
     }
     if strict:
@@ -141,12 +139,18 @@ def messages_url(base_url: str) -> str:
     return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
 
 
-class AnthropicProvider:
+class AnthropicProvider(HTTPProvider[MessagesAccumulator]):
     """A streaming Anthropic Messages model.
 
-    Pass `http_client` to share a pool (the caller then closes it); otherwise the
-    provider owns one, closed by `aclose()` / `async with`.
+    `anthropic_version` is sent as `anthropic-version`; the other options are
+    `HTTPProvider`'s.
     """
+
+    provider_name = PROVIDER_NAME
+    stream_format = "Messages"
+    _stream_url = staticmethod(messages_url)
+    _request_body = staticmethod(messages_body)
+    _new_accumulator = MessagesAccumulator
 
     def __init__(
         self,
@@ -154,84 +158,20 @@ class AnthropicProvider:
         api_key: str = "",
         *,
         anthropic_version: str = DEFAULT_ANTHROPIC_VERSION,
-        http_client: httpx.AsyncClient | None = None,
-        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        extra_headers: Mapping[str, str] | None = None,
+        **options: Unpack[HTTPOptions],
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.url = messages_url(self.base_url)
-        self.max_retries = max_retries
-        self._api_key = api_key
         self._anthropic_version = anthropic_version
-        self._extra_headers = dict(extra_headers or {})
-        self._owns_client = http_client is None
-        self._client = http_client or httpx.AsyncClient(timeout=timeout)
+        super().__init__(base_url, api_key, **options)
 
-    def headers(self) -> dict[str, str]:
-        headers = {"accept": "text/event-stream", "anthropic-version": self._anthropic_version}
+    def _api_headers(self) -> dict[str, str]:
+        headers = {"anthropic-version": self._anthropic_version}
         if self._api_key:
             headers["x-api-key"] = self._api_key
-        headers.update(self._extra_headers)
         return headers
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[ProviderEvent]:
-        """Yield the events of one model response; raise `ProviderError`s on failure."""
-        body = messages_body(request)
-        response = await open_stream(
-            self._client,
-            self.url,
-            headers=self.headers(),
-            json_body=body,
-            provider=PROVIDER_NAME,
-            endpoint=self.base_url,
-            max_retries=self.max_retries,
-        )
-        accumulator = MessagesAccumulator(source=self.url)
-        events = checked_sse(
-            response,
-            url=self.url,
-            provider=PROVIDER_NAME,
-            partial=lambda: accumulator.produced_events,
-        )
-        try:
-            async for sse in events:
-                if not sse.data.strip():
-                    continue
-                payload = self._parse(sse.event, sse.data, partial=accumulator.produced_events)
-                for event in accumulator.feed(sse.event, payload):
-                    yield event
-                if accumulator.done:
-                    await drain(events)
-                    break
-            for event in accumulator.finish():
-                yield event
-        finally:
-            await events.aclose()
-            await response.aclose()
-
-    def _parse(self, event: str, data: str, *, partial: bool) -> Any:
-        try:
-            return json.loads(data)
-        except ValueError as exc:
-            raise ProviderStreamError(
-                f"Malformed JSON in the {event!r} event from {self.url} ({exc}) in the data "
-                f"line {_clip(data)!r}. The server is not speaking the Messages stream "
-                "format; check base_url.",
-                partial=partial,
-                url=self.url,
-            ) from exc
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
-
-    async def __aenter__(self) -> AnthropicProvider:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= 200 else text[:199] + "…"
+    def _read(
+        self, sse: ServerSentEvent, accumulator: MessagesAccumulator
+    ) -> tuple[list[ProviderEvent], bool]:
+        where = f"the {sse.event!r} event"
+        payload = self._json(sse.data, where=where, partial=accumulator.produced_events)
+        return accumulator.feed(sse.event, payload), accumulator.done

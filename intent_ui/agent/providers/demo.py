@@ -43,6 +43,7 @@ from intent_ui.agent.providers.openai_stream import ChatCompletionsAccumulator
 from intent_ui.agent.tool_search import keywords
 from intent_ui.core.capabilities.intent import INTENT_ARG, is_intent_label_property
 from intent_ui.core.registry import INPUT_ARG, INTENT_ID_ARG, SELECT_INTENT_TOOL_NAME
+from intent_ui.core.text import clip
 
 __all__ = ["DemoProvider", "PlannedCall", "choose_goal", "plan_calls", "reply_for_results"]
 
@@ -287,10 +288,10 @@ def _plan_search(text: str, offered: Mapping[str, Mapping[str, Any]]) -> list[Pl
         tool, arg = code_search, _search_arg(code_search)
         values = targets
     else:
-        tool = _find_tool(offered, "grep_search")
-        if tool is None:
+        grep = _find_tool(offered, "grep_search")
+        if grep is None:
             return []
-        arg = "pattern"
+        tool, arg = grep, "pattern"
         values = [_literal_pattern(target) for target in targets]
     return [
         _call(tool, f"Searching for {target} {noun}", {arg: value})
@@ -508,7 +509,7 @@ def _other_summary(name: str, content: str, args: Mapping[str, Any]) -> str:
 
 def _first_line(text: str) -> str:
     line = next((line for line in text.splitlines() if line.strip()), "").strip()
-    return line if len(line) <= 160 else line[:159] + "…"
+    return clip(line, 160)
 
 
 def _join(items: list[str]) -> str:

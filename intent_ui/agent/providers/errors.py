@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from intent_ui.core.text import terminal_text
+from intent_ui.core.text import clip, terminal_text
 
 _MAX_QUOTED = 300
 
@@ -155,8 +155,7 @@ _SERVER_HINT = "The provider failed on its side; retry later."
 
 
 def _quote(text: str) -> str:
-    text = terminal_text(text, multiline=False)
-    return text if len(text) <= _MAX_QUOTED else text[: _MAX_QUOTED - 1] + "…"
+    return clip(terminal_text(text, multiline=False), _MAX_QUOTED)
 
 
 def extract_error_message(body: str) -> str | None:

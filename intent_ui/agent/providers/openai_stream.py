@@ -38,7 +38,7 @@ from intent_ui.agent.providers.base import (
     unique_call_id,
 )
 from intent_ui.agent.providers.errors import ProviderStreamError
-from intent_ui.core.text import scrub_decoded
+from intent_ui.core.text import clip, scrub_decoded
 
 STOP_REASONS = {
     "tool_calls": "tool_use",
@@ -47,6 +47,9 @@ STOP_REASONS = {
     "length": "max_tokens",
 }
 """OpenAI `finish_reason` -> the neutral `StreamEnd.stop_reason`; others pass through."""
+
+QUOTED_VALUE_CHARS = 200
+"""How much of an unexpected chunk an error message quotes."""
 
 
 @dataclass(slots=True)
@@ -259,5 +262,4 @@ def _usage(usage: Any) -> UsageReport | None:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 200 else text[:199] + "…"
+    return clip(repr(value), QUOTED_VALUE_CHARS)

@@ -1,7 +1,7 @@
 """Incremental Server-Sent Events decoding: bytes -> text -> lines -> events.
 
 Each stage is a small decoder with `decode(...)` and `flush()` that accepts input split
-anywhere and does no I/O; `aiter_sse` / `iter_sse` are thin loops chaining them.
+anywhere and does no I/O; `aiter_sse` is the thin loop chaining them.
 Events follow the WHATWG "event stream interpretation" field by field:
 https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
 """
@@ -12,14 +12,7 @@ import asyncio
 import codecs
 import contextlib
 import re
-from collections.abc import (
-    AsyncGenerator,
-    AsyncIterable,
-    AsyncIterator,
-    Callable,
-    Iterable,
-    Iterator,
-)
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -148,33 +141,17 @@ class _Pipeline:
         return events
 
 
-def iter_sse(
-    chunks: Iterable[bytes], decoder: EventDecoder | None = None
-) -> Iterator[ServerSentEvent]:
-    """Events from byte chunks split anywhere (the synchronous twin of `aiter_sse`)."""
-    pipeline = _Pipeline(decoder)
-    for chunk in chunks:
-        yield from pipeline.decode(chunk)
-    yield from pipeline.flush()
-
-
-async def aiter_sse_bytes(
-    chunks: AsyncIterable[bytes], decoder: EventDecoder | None = None
+async def aiter_sse(
+    response: httpx.Response, decoder: EventDecoder | None = None
 ) -> AsyncGenerator[ServerSentEvent, None]:
-    """Events from an async stream of byte chunks split anywhere."""
+    """Events from a streaming httpx response, its body split anywhere (transport errors
+    propagate unchanged)."""
     pipeline = _Pipeline(decoder)
-    async for chunk in chunks:
+    async for chunk in response.aiter_bytes():
         for event in pipeline.decode(chunk):
             yield event
     for event in pipeline.flush():
         yield event
-
-
-def aiter_sse(
-    response: httpx.Response, decoder: EventDecoder | None = None
-) -> AsyncGenerator[ServerSentEvent, None]:
-    """Events from a streaming httpx response (transport errors propagate unchanged)."""
-    return aiter_sse_bytes(response.aiter_bytes(), decoder)
 
 
 DRAIN_TIMEOUT_S = 2.0

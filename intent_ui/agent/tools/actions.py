@@ -4,7 +4,7 @@ An action's tool id is `{operationId}_action_{encoded_domain}`: the operation id
 the document spells it, and the API's host with each `.` encoded as `---` (`slack.com` ->
 `slack---com`; a port is appended as `_8080`). The runtime's own spelling collapses `---`
 to `_` (`slack_com`); options stored under either spelling belong to the same tool (the
-short-hostname bug of §12, where opt-ins for `slack.com` silently no-oped).
+short-hostname bug, where opt-ins for `slack.com` silently no-oped).
 `action_tool_id_aliases` gives both spellings, and the capability resolution in
 `core.capabilities.selection` already treats them as one. Whether a tool IS an action is
 decided by its kind (`ActionTool.kind == "action"`), never by looking for `_action_` in a
@@ -15,6 +15,13 @@ of a JSON request body (a non-object body becomes one `body` argument). Local `$
 inlined; cycles end in an open schema. Calls never raise: HTTP errors and network failures
 come back as error results naming the method, URL and status.
 
+An import does bounded work whatever the document says: its bytes are capped, the nodes
+its YAML aliases add (`MAX_ALIAS_NODES`) and the nodes its shared `$ref`s inline
+(`MAX_INLINED_NODES`, counted as they are inlined, all operations together) are too, and a
+document over a limit is refused with a message naming it. Parsing is CPU work, so callers
+on the event loop run it in a thread (`fetch_openapi` does); a stored document is parsed
+once per content (`load_action_tools` keeps the result by the text's SHA-256).
+
 Neither the import nor an action's calls may reach loopback, link-local or private
 addresses unless the configuration allows it (`allow_private_networks`, see `netguard`),
 and bodies are read with their cap enforced while streaming, never whole first.
@@ -22,9 +29,13 @@ and bodies are read with their cap enforced while streaming, never whole first.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import logging
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,6 +46,11 @@ import yaml
 
 from intent_ui.agent.tools.base import ToolKind, ToolResult
 from intent_ui.agent.tools.netguard import guarded_client, read_capped
+from intent_ui.agent.tools.yaml_bounded import (
+    AliasCycleError,
+    AliasExpansionError,
+    safe_load_bounded,
+)
 from intent_ui.core.capabilities.intent import strip_intent
 from intent_ui.core.capabilities.selection import (
     ACTION_DELIMITER,
@@ -46,7 +62,9 @@ __all__ = [
     "ACTION_TIMEOUT_S",
     "HTTP_METHODS",
     "MAX_ACTION_OUTPUT_CHARS",
+    "MAX_ALIAS_NODES",
     "MAX_DOCUMENT_BYTES",
+    "MAX_INLINED_NODES",
     "ActionOperation",
     "ActionSpec",
     "ActionTool",
@@ -76,6 +94,13 @@ HTTP_METHODS: tuple[str, ...] = (
 )
 MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
 """Refuse larger documents: an OpenAPI file this size is almost certainly not one."""
+MAX_INLINED_NODES = 100_000
+"""Schema nodes a document's `$ref`s may inline, all its operations together. Shared refs
+multiply (ten properties naming a schema whose ten properties name another...), so a few
+KB can stand for millions of nodes; a tool schema this large would not fit a model's
+context anyway."""
+MAX_ALIAS_NODES = 100_000
+"""Nodes a YAML document's aliases (`*name` repeating an `&name` anchor) may add to it."""
 MAX_ACTION_OUTPUT_CHARS = 20_000
 """Cap on a response body handed to the model."""
 ACTION_TIMEOUT_S = 30.0
@@ -180,24 +205,46 @@ def parse_openapi_text(text: str | bytes, *, source: str) -> dict[str, Any]:
     if not text.strip():
         raise OpenApiError(f"{source}: the document is empty; give an OpenAPI 3 JSON or YAML file")
     try:
-        # YAML 1.2 is a superset of JSON, but a JSON parse first gives better messages.
-        data: Any = json.loads(text)
-    except ValueError:
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            problem = getattr(exc, "problem", None) or "invalid syntax"
-            raise OpenApiError(
-                f"{source}: neither JSON nor YAML{where}: {problem}; check the file's syntax"
-            ) from None
+        data = _decode(text, source)
+    except RecursionError:
+        raise OpenApiError(
+            f"{source}: the document is nested too deeply to read; an OpenAPI document nests "
+            "a few dozen levels at most"
+        ) from None
     if not isinstance(data, dict):
         raise OpenApiError(
             f"{source}: the top level is a {type(data).__name__}, not a mapping; an OpenAPI "
             "document starts with 'openapi: 3.x'"
         )
     return data
+
+
+def _decode(text: str, source: str) -> Any:
+    try:
+        # YAML 1.2 is a superset of JSON, but a JSON parse first gives better messages.
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return safe_load_bounded(text, max_alias_nodes=MAX_ALIAS_NODES)
+    except AliasExpansionError:
+        raise OpenApiError(
+            f"{source}: the YAML document expands to more than {MAX_ALIAS_NODES:,} nodes "
+            "through aliases (*name repeating an &name anchor); write the repeated parts "
+            "out once, or share schemas with $ref"
+        ) from None
+    except AliasCycleError as exc:
+        raise OpenApiError(
+            f"{source}: the YAML node anchored at line {exc.line} contains an alias to "
+            "itself, so it never ends; use a $ref for a recursive schema"
+        ) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid syntax"
+        raise OpenApiError(
+            f"{source}: neither JSON nor YAML{where}: {problem}; check the file's syntax"
+        ) from None
 
 
 def parse_openapi(
@@ -236,6 +283,7 @@ def parse_openapi(
         raise OpenApiError(f"{source}: 'paths' is missing or empty; the API has no operations")
     operations: list[ActionOperation] = []
     seen: dict[str, str] = {}
+    inliner = _Inliner(document, source)
     for path, item in paths.items():
         if not isinstance(item, Mapping):
             continue
@@ -244,7 +292,7 @@ def parse_openapi(
             op = item.get(method)
             if not isinstance(op, Mapping):
                 continue
-            operation = _operation(document, str(path), method, op, shared, source)
+            operation = _operation(inliner, str(path), method, op, shared)
             where = f"{method.upper()} {path}"
             if operation.operation_id in seen:
                 raise OpenApiError(
@@ -269,8 +317,9 @@ def _server_url(document: Mapping[str, Any], source: str, base_url: str | None) 
     servers = document.get("servers")
     first = servers[0] if isinstance(servers, list) and servers else None
     url = first.get("url") if isinstance(first, Mapping) else None
+    variables = first.get("variables") if isinstance(first, Mapping) else None
     if isinstance(url, str) and url.strip():
-        url = _fill_server_variables(url.strip(), first.get("variables"))
+        url = _fill_server_variables(url.strip(), variables)
         if not urlsplit(url).scheme:
             if base_url is None:
                 raise OpenApiError(
@@ -303,28 +352,70 @@ def _fill_server_variables(url: str, variables: object) -> str:
     return url
 
 
-def _resolve(
-    document: Mapping[str, Any], node: Any, depth: int = 0, stack: tuple[str, ...] = ()
-) -> Any:
-    """Inline local `$ref`s (`#/...`); a cycle or an unknown ref becomes an open schema."""
-    if depth > _MAX_REF_DEPTH:
-        return {}
-    if isinstance(node, Mapping):
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            if ref in stack or not ref.startswith("#/"):
+class _Inliner:
+    """Inlines one document's local `$ref`s (`#/...`) under one budget for all of them.
+
+    Every node copied from a ref's target counts, as it is copied, against
+    `MAX_INLINED_NODES`; past it the import is refused, so the work is bounded by the
+    budget, never by what the refs would expand to. A cycle or an unknown ref becomes an
+    open schema.
+    """
+
+    def __init__(self, document: Mapping[str, Any], source: str) -> None:
+        self._document = document
+        self._source = source
+        self._left = MAX_INLINED_NODES
+
+    def _target(self, ref: str) -> Any:
+        target: Any = self._document
+        for part in ref[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            target = target.get(part) if isinstance(target, Mapping) else None
+        return target
+
+    def _spend(self) -> None:
+        self._left -= 1
+        if self._left < 0:
+            raise OpenApiError(
+                f"{self._source}: the OpenAPI document expands to more than "
+                f"{MAX_INLINED_NODES:,} schema nodes through shared $refs (each $ref in the "
+                "operations' parameters and JSON request bodies is copied where it is used); "
+                "point fewer properties at large shared schemas, or split the API into "
+                "smaller documents"
+            )
+
+    def deref(self, node: Any) -> Any:
+        """`node` with a `$ref` at its top followed (not inlining anything below it)."""
+        seen: set[str] = set()
+        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
+            ref = node["$ref"]
+            if ref in seen or not ref.startswith("#/") or len(seen) > _MAX_REF_DEPTH:
                 return {}
-            target: Any = document
-            for part in ref[2:].split("/"):
-                part = part.replace("~1", "/").replace("~0", "~")
-                target = target.get(part) if isinstance(target, Mapping) else None
-            if target is None:
-                return {}
-            return _resolve(document, target, depth + 1, (*stack, ref))
-        return {k: _resolve(document, v, depth + 1, stack) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_resolve(document, v, depth + 1, stack) for v in node]
-    return node
+            seen.add(ref)
+            node = self._target(ref)
+        return node
+
+    def resolve(
+        self, node: Any, depth: int = 0, stack: tuple[str, ...] = (), inlined: bool = False
+    ) -> Any:
+        """`node` with every `$ref` below it inlined; `inlined`: copied from a ref's target."""
+        if inlined:
+            self._spend()
+        if depth > _MAX_REF_DEPTH:
+            return {}
+        if isinstance(node, Mapping):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                if ref in stack or not ref.startswith("#/"):
+                    return {}
+                target = self._target(ref)
+                if target is None:
+                    return {}
+                return self.resolve(target, depth + 1, (*stack, ref), True)
+            return {k: self.resolve(v, depth + 1, stack, inlined) for k, v in node.items()}
+        if isinstance(node, list):
+            return [self.resolve(v, depth + 1, stack, inlined) for v in node]
+        return node
 
 
 def _default_operation_id(method: str, path: str) -> str:
@@ -333,12 +424,11 @@ def _default_operation_id(method: str, path: str) -> str:
 
 
 def _operation(
-    document: Mapping[str, Any],
+    inliner: _Inliner,
     path: str,
     method: str,
     op: Mapping[str, Any],
     shared: object,
-    source: str,
 ) -> ActionOperation:
     raw_id = op.get("operationId")
     operation_id = (
@@ -352,14 +442,15 @@ def _operation(
     params: dict[tuple[str, str], Mapping[str, Any]] = {}
     for group in (shared, op.get("parameters")):
         for param in group if isinstance(group, list) else ():
-            param = _resolve(document, param)
+            param = inliner.resolve(param)
             if isinstance(param, Mapping) and isinstance(param.get("name"), str):
                 # Operation-level parameters override path-level ones with the same key.
                 params[(str(param.get("in")), param["name"])] = param
     for (location, name), param in params.items():
         if location not in ("path", "query", "header"):
             continue  # cookies are not sent by actions
-        schema = dict(param.get("schema")) if isinstance(param.get("schema"), Mapping) else {}
+        declared = param.get("schema")
+        schema = dict(declared) if isinstance(declared, Mapping) else {}
         schema.setdefault("type", "string")
         if isinstance(param.get("description"), str) and "description" not in schema:
             schema["description"] = param["description"]
@@ -367,18 +458,21 @@ def _operation(
         bindings[name] = ArgBinding(location, name)  # type: ignore[arg-type]
         if location == "path" or param.get("required") is True:
             required.append(name)
-    body = _resolve(document, op.get("requestBody"))
+    # Only the JSON media type's schema is inlined: the others are never sent.
+    body = inliner.deref(op.get("requestBody"))
     if isinstance(body, Mapping):
-        content = body.get("content")
+        content = inliner.deref(body.get("content"))
         media = content.get("application/json") if isinstance(content, Mapping) else None
         if media is None and isinstance(content, Mapping):
             media = next((v for k, v in content.items() if "json" in str(k)), None)
-        schema = media.get("schema") if isinstance(media, Mapping) else None
-        if isinstance(schema, Mapping):
+        media = inliner.deref(media)
+        body_schema = inliner.resolve(media.get("schema")) if isinstance(media, Mapping) else None
+        if isinstance(body_schema, Mapping):
             body_required = body.get("required") is True
-            body_props = schema.get("properties")
-            if schema.get("type", "object") == "object" and isinstance(body_props, Mapping):
-                wanted = schema.get("required") if isinstance(schema.get("required"), list) else []
+            body_props = body_schema.get("properties")
+            if body_schema.get("type", "object") == "object" and isinstance(body_props, Mapping):
+                listed = body_schema.get("required")
+                wanted = listed if isinstance(listed, list) else []
                 for name, prop in body_props.items():
                     arg = name if name not in properties else f"body_{name}"
                     properties[arg] = prop
@@ -387,7 +481,7 @@ def _operation(
                         required.append(arg)
             else:
                 arg = "body" if "body" not in properties else "request_body"
-                properties[arg] = dict(schema)
+                properties[arg] = dict(body_schema)
                 bindings[arg] = ArgBinding("body_whole", arg)
                 if body_required:
                     required.append(arg)
@@ -436,7 +530,8 @@ async def fetch_openapi(
             f"{url}: the document is larger than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB "
             "(download stopped there); import a smaller OpenAPI file"
         )
-    return parse_openapi(body, source=url, base_url=final_url)
+    # Parsing is CPU work bounded by the limits above: off the event loop.
+    return await asyncio.to_thread(parse_openapi, body, source=url, base_url=final_url)
 
 
 # --- the tool ----------------------------------------------------------------------------
@@ -569,22 +664,66 @@ def build_action_tools(
     ]
 
 
+class _SpecCache:
+    """Parsed stored documents (or why they no longer import), by source and content.
+
+    Every start of the runtime and every `/agents` load turns each stored document into
+    tools again; parsing is the expensive part, so it happens once per document text.
+    Bounded, least recently used first out; shared by threads.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[str, str], ActionSpec | str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def spec(self, source: str, text: str) -> ActionSpec:
+        """The spec of `text` stored for `source`. Raises `OpenApiError`."""
+        key = (source, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+        if found is None:
+            # Parsed outside the lock: two threads may both parse a new text, never wait.
+            try:
+                found = parse_openapi(text, source=source, base_url=_base_of(source))
+            except OpenApiError as exc:
+                found = str(exc)
+            with self._lock:
+                self._entries[key] = found
+                while len(self._entries) > self._size:
+                    self._entries.popitem(last=False)
+        if isinstance(found, str):
+            raise OpenApiError(found)
+        return found
+
+
+_SPECS = _SpecCache(size=512)
+
+
 def load_action_tools(
-    documents: Iterable[tuple[str, Mapping[str, Any]]],
+    documents: Iterable[tuple[str, str | Mapping[str, Any]]],
     *,
     client: httpx.AsyncClient | None = None,
     allow_private_networks: bool = False,
 ) -> tuple[list[ActionTool], list[str]]:
     """Tools from stored documents (`(source, document)` pairs), and one problem per bad one.
 
-    A document that no longer parses is skipped, never fatal: its problem is returned
-    (and logged) so the caller can show it.
+    A document given as its stored JSON text is parsed once per content (kept by source
+    and SHA-256); a mapping is parsed each time. A document that no longer parses is
+    skipped, never fatal: its problem is returned (and logged) so the caller can show it.
+    Blocking (parsing is CPU work): call it from a worker thread.
     """
     tools: list[ActionTool] = []
     problems: list[str] = []
     for source, document in documents:
         try:
-            spec = parse_openapi(document, source=source, base_url=_base_of(source))
+            spec = (
+                _SPECS.spec(source, document)
+                if isinstance(document, str)
+                else parse_openapi(document, source=source, base_url=_base_of(source))
+            )
         except OpenApiError as exc:
             logger.warning("Skipping stored action document: %s", exc)
             problems.append(str(exc))

@@ -10,7 +10,8 @@ ToolKind = Literal["native", "mcp", "action"]
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool returns. `outcome` / `outcome_patch` are tool-authored labels (§4.2)."""
+    """What a tool returns. `outcome` / `outcome_patch` are tool-authored labels: the
+    settled card label (docs/labels.md), which the model cannot know when it calls."""
 
     output: str
     is_error: bool = False

@@ -163,7 +163,10 @@ class McpServerConnection:
             errlog = self.errlog if self.errlog is not None else open(os.devnull, "w")  # noqa: SIM115
             if self.errlog is None:
                 self._stack.callback(errlog.close)
-            return await self._stack.enter_async_context(stdio_client(params, errlog=errlog))
+            # mcp annotates `errlog` as TextIO, but only hands it to the server process as
+            # its stderr, which takes any file: ours is a binary one (`_open_errlog`).
+            stdio = stdio_client(params, errlog=errlog)  # type: ignore[arg-type]
+            return await self._stack.enter_async_context(stdio)
         client = create_mcp_http_client(headers=dict(cfg.headers) or None)
         await self._stack.enter_async_context(client)
         read, write, _ = await self._stack.enter_async_context(
@@ -174,7 +177,9 @@ class McpServerConnection:
     async def _relay(self, source: Any, sink: Any) -> None:
         """Forward server messages to the session; report when the server's output ends."""
         try:
-            async with sink:
+            # The relay owns both ends it reads and writes: the streamable HTTP client
+            # leaves closing its read stream to the caller (stdio closes its own).
+            async with source, sink:
                 async for item in source:
                     await sink.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -447,7 +452,8 @@ class McpTool:
     """One tool of one MCP server, as the run loop sees it.
 
     The definition carries the server's schema untouched: intent labels for third-party
-    tools are injected by the capability pipeline per `tool_options` (optional, §13.4).
+    tools are injected by the capability pipeline per `tool_options` (optional: we do
+    not write this server's callers; docs/capabilities.md).
     """
 
     kind: ToolKind = "mcp"

@@ -1,6 +1,6 @@
 """Native tools: the file tools over a `Workspace`, and the base every native tool shares.
 
-Native tools are self-describing (§6.2): the intent label is injected at the schema
+Native tools are self-describing: the intent label is injected at the schema
 definition (`with_intent`, required), and the definition carries `"intent": True`. A tool
 body validates its (already intent-stripped) arguments with a pydantic model, does its
 file I/O in a worker thread, and returns a `ToolResult` whose `output` is what the model
@@ -11,10 +11,14 @@ No call can stall the process: file work runs on an abandonable worker thread
 (`run_in_worker`), only regular files are ever opened (a named pipe or a device would block
 a read for ever), and `grep_search` uses RE2, whose matching time is linear in the text, so
 no pattern can backtrack for ever while holding the GIL.
+
+The tools that write (`write_file`, `edit_file`) take their path from
+`Workspace.writable`, so none of them can change the app's own files.
 """
 
 from __future__ import annotations
 
+import codecs
 import fnmatch
 import functools
 import logging
@@ -31,6 +35,7 @@ import re2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from intent_ui.agent.tools.base import ToolKind, ToolResult
+from intent_ui.agent.tools.protected import ProtectedPathError
 from intent_ui.agent.tools.worker import run_in_worker
 from intent_ui.agent.tools.workspace import OutsideWorkspaceError, Workspace
 from intent_ui.core.capabilities.intent import strip_intent, with_intent
@@ -110,8 +115,9 @@ class NativeTool(ABC):
         }
 
     async def call(self, args: dict[str, Any]) -> ToolResult:
-        # §6.4: the host strips the label already; stripping again costs nothing and keeps
-        # a stray label out of validation when a caller forgets.
+        # No tool body sees a parameter it did not declare. The run loop strips the label
+        # already; stripping again costs nothing and keeps a stray label out of
+        # validation when a caller forgets.
         stripped = strip_intent(args)
         if not isinstance(stripped, dict):
             return ToolResult(f"{self.name}: arguments must be a JSON object", is_error=True)
@@ -121,7 +127,7 @@ class NativeTool(ABC):
             return ToolResult(self._describe_invalid(exc), is_error=True)
         try:
             return await self.run(parsed)
-        except (ToolError, OutsideWorkspaceError) as exc:
+        except (ToolError, OutsideWorkspaceError, ProtectedPathError) as exc:
             return ToolResult(str(exc), is_error=True)
         except Exception as exc:  # a tool bug must not end the turn
             logger.exception("Tool %s failed", self.name)
@@ -174,11 +180,17 @@ def human_size(size: int) -> str:
 
 
 def cap_output(text: str, note: str = "") -> str:
-    """`text` cut to `MAX_OUTPUT_BYTES` (UTF-8), with a note saying so and how to get more."""
-    data = text.encode("utf-8")
+    """`text` cut to `MAX_OUTPUT_BYTES` (UTF-8), with a note saying so and how to get more.
+
+    A lone surrogate (a file name that is not UTF-8) is measured and kept, not refused: the
+    run loop replaces it with U+FFFD, which has the same three bytes.
+    """
+    data = text.encode("utf-8", errors="surrogatepass")
     if len(data) <= MAX_OUTPUT_BYTES:
         return text
-    cut = data[:MAX_OUTPUT_BYTES].decode("utf-8", errors="ignore")
+    # Not final: a character cut in half at the end is left out rather than mangled.
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogatepass")
+    cut = decoder.decode(data[:MAX_OUTPUT_BYTES], final=False)
     cut = cut[: cut.rfind("\n") + 1] or cut
     return f"{cut}\n[output truncated at {human_size(MAX_OUTPUT_BYTES)}{note}]"
 
@@ -328,7 +340,7 @@ class WriteFileTool(WorkspaceTool):
         return await run_in_worker(self._write, args)
 
     def _write(self, args: WriteFileArgs) -> ToolResult:
-        path = self.workspace.resolve(args.path)
+        path = self.workspace.writable(args.path, tool=self.name)
         shown = self.workspace.display(path)
         if path.is_dir():
             raise ToolError(f"'{shown}' is a directory; give a file path")
@@ -371,7 +383,7 @@ class EditFileTool(WorkspaceTool):
         return await run_in_worker(self._edit, args)
 
     def _edit(self, args: EditFileArgs) -> ToolResult:
-        path = self.workspace.resolve(args.path)
+        path = self.workspace.writable(args.path, tool=self.name)
         shown = self.workspace.display(path)
         if not path.exists():
             raise ToolError(f"File '{shown}' does not exist; use write_file to create it")

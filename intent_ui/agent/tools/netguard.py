@@ -6,9 +6,13 @@ address `169.254.169.254` or a database on the private network, from inside the 
 
 `guarded_client()` refuses those addresses at the one place that cannot be fooled: the
 TCP connect. Its network backend resolves the host, checks every address `getaddrinfo`
-returns (loopback, link-local, private, unspecified, multicast, reserved, anything not
-globally routable) and connects to the address it checked, so neither a redirect nor a
-DNS answer that changes between check and connect gets through. Environment proxies are
+returns (loopback, link-local, private, unspecified, multicast, reserved, site-local,
+anything not globally routable) and connects to the address it checked, so neither a redirect nor a
+DNS answer that changes between check and connect gets through. An IPv6 address that
+carries an IPv4 one is judged by where it leads: an IPv4-mapped one (`::ffff:10.0.0.1`) and
+a 6to4 one (`2002:0a00:0001::`, which a relay delivers to `10.0.0.1`) as the IPv4 address
+inside, while the tunnel and transition forms nobody serves an API on (Teredo `2001::/32`,
+IPv4-compatible `::a.b.c.d`) are refused whole. Environment proxies are
 not used (a proxy would make the connect go to the proxy, out of the guard's sight).
 
 `actions.allow_private_networks: true` in the configuration turns the guard off, for APIs
@@ -36,14 +40,28 @@ _ALLOW_HINT = (
 )
 
 
+_TEREDO = ipaddress.IPv6Network("2001::/32")
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
 class BlockedAddressError(httpx.ConnectError):
     """The host resolves to an address actions may not reach (a connect-time refusal)."""
 
 
 def blocked_reason(address: IPAddress) -> str | None:
     """Why actions may not connect to `address` ("a loopback address"), or None if public."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        elif address.sixtofour is not None:
+            inner = blocked_reason(address.sixtofour)
+            return inner and f"a 6to4 address of {address.sixtofour}, {inner}"
+        elif address in _TEREDO:
+            return "a Teredo tunnel address"
+        elif address.is_site_local:
+            return "a site-local address"
+        elif address in _IPV4_COMPATIBLE and int(address) > 1:  # not :: or ::1
+            return "an IPv4-compatible address (deprecated)"
     checks = (
         (address.is_unspecified, "an unspecified address"),
         (address.is_loopback, "a loopback address"),

@@ -8,13 +8,13 @@ model-facing name, a tool id, or a bare MCP name when only one server has it.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 
 from intent_ui.agent.tools.base import Tool
 from intent_ui.agent.tools.mcp import McpManager
 from intent_ui.agent.tools.memory import MemoryStore, memory_tools
 from intent_ui.agent.tools.native import file_tools
+from intent_ui.agent.tools.protected import ProtectedFiles
 from intent_ui.agent.tools.web_search import WebSearchTool
 from intent_ui.agent.tools.workspace import Workspace
 from intent_ui.config import AppConfig
@@ -45,7 +45,7 @@ def build_tools(
 ) -> list[Tool]:
     """Every tool a run may offer: native tools, then the connected MCP servers' tools."""
     tools = native_tools(
-        Workspace(config.workspace),
+        Workspace(config.workspace, protected=ProtectedFiles.for_app(config)),
         memory_store=memory_store,
         web_search_url=config.web_search.url if config.web_search else None,
     )
@@ -81,11 +81,9 @@ class ToolIndex:
 
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools: list[Tool] = list(tools)
-        counts = Counter(tool.name for tool in self._tools)
         self._by_model_name: dict[str, Tool] = {}
         for tool in self._tools:
-            unique = counts[tool.name] == 1 or tool.kind == "native"
-            self._by_model_name.setdefault(tool.name if unique else tool.tool_id, tool)
+            self._by_model_name.setdefault(self.model_name(tool), tool)
         self._by_id = {tool.tool_id: tool for tool in self._tools}
         self._bare: dict[str, list[Tool]] = {}
         for tool in self._tools:

@@ -1,4 +1,4 @@
-"""The tool-capability family (§2, §8.1): one module per member, one shared shape.
+"""The tool-capability family: one module per member, one shared shape.
 
 | module            | tool_options key    | admin capability     | mechanism                    |
 |-------------------|---------------------|----------------------|------------------------------|
@@ -7,17 +7,25 @@
 | `background.py`   | `run_in_background` | `run_in_background`  | boolean appended to schema   |
 | `intent.py`       | `describe_intent`   | `tool_intents`       | label prepended to schema    |
 
-`selection.py` holds the shared policy (how `tool_options` resolve, model-spec
-synthesis, argument coercion); `strict.py` converts schemas for strict function
-calling. `apply_capabilities` runs the whole family in its one correct order.
+The shape is written down in docs/capabilities.md. `selection.py` holds the shared
+policy (how `tool_options` resolve, model-spec synthesis, arguments and callers);
+`_definitions.py` what the siblings share about definitions and schemas. The intent
+label's own pieces sit beside `intent.py`: `intent_schema.py` (the property,
+`with_intent`), `outcome.py` (the settled label) and `output_references.py`.
+`strict.py` converts schemas for strict function calling. `apply_capabilities` runs
+the whole family in its one correct order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from intent_ui.core.capabilities._definitions import (
+    Tool,
+    rewrite_definitions,
+    rewrite_registry,
+)
 from intent_ui.core.capabilities.background import (
     RUN_IN_BACKGROUND_CAPABILITY,
     apply_background_tool_calls,
@@ -41,8 +49,6 @@ __all__ = [
     "apply_capabilities",
 ]
 
-Tool = Mapping[str, Any]
-
 ALL_CAPABILITIES: frozenset[str] = frozenset(
     {
         TOOL_INTENTS_CAPABILITY,
@@ -62,7 +68,8 @@ class CapabilityResult:
     `registry`: name -> definition for tool search and promotion; deferred tools are
     here with every injection applied. None when no registry was given and nothing
     was deferred.
-    `label_tool_names`: tools whose calls carry an intent label — the UI's gate (§5.1).
+    `label_tool_names`: tools whose calls carry an intent label: the UI renders a
+    call's `intent` as its label only for these (never because the args have the key).
     `injected_intent_tool_names`: the host-injected subset (self-spawn stripping).
     `background_tool_names`: tools whose `run_in_background` flag the run loop honours.
     `deferred_names`: tools withheld until discovered.
@@ -98,6 +105,8 @@ def apply_capabilities(
     A capability missing from `capabilities` is off: intent's kill switch removes
     native labels too; off `programmatic_tools` leaves nothing callable from code.
     """
+    # Every member's `apply_*` takes the same arguments (the siblings mirror one
+    # signature), so the calls below look alike on purpose.
     ptc = apply_allowed_callers(
         definitions,
         tool_options,
@@ -136,8 +145,8 @@ def apply_capabilities(
             if isinstance(tool, Mapping) and tool.get("name") in wanted
         }
     if strict:
-        loaded = _strict_all(loaded)
-        out_registry = _strict_registry(out_registry)
+        loaded = rewrite_definitions(loaded, to_strict_tool)
+        out_registry = rewrite_registry(out_registry, to_strict_tool)
     return CapabilityResult(
         definitions=loaded,
         registry=out_registry,
@@ -146,17 +155,3 @@ def apply_capabilities(
         background_tool_names=background.background_tool_names,
         deferred_names=deferred_names,
     )
-
-
-def _strict_all(definitions: Sequence[Tool]) -> Sequence[Tool]:
-    converted = [to_strict_tool(tool) for tool in definitions]
-    changed = any(new is not old for new, old in zip(converted, definitions, strict=True))
-    return converted if changed else definitions
-
-
-def _strict_registry(registry: Mapping[str, Tool] | None) -> Mapping[str, Tool] | None:
-    if registry is None:
-        return None
-    converted = {name: to_strict_tool(tool) for name, tool in registry.items()}
-    changed = any(converted[name] is not registry[name] for name in registry)
-    return converted if changed else registry

@@ -1,16 +1,16 @@
-"""Background tool calls: the `run_in_background` capability (§2, §10.3).
+"""Background tool calls: the `run_in_background` capability.
 
 Lets the model dispatch an eligible call detached: the host returns a handle at once
 and the model collects the result later with `check_background_task`. This module is
 the pure half: the schema parameter, its injection, the argument helpers and the poll
 tool's definition; the run loop does the dispatching.
 
-The capability follows the family's shape and is mirrored function for function by
-`intent.py`: an admin capability (`run_in_background`), a per-tool option
-(`tool_options[tool_id]["run_in_background"]`, resolved by `selection.py`),
-non-mutating injection with registry parity, and self-spawn stripping. One deliberate
-difference: the boolean is APPENDED as the LAST property, so whichever capability runs
-first, `intent` stays the first key (§10.3).
+The capability follows the family's shape (docs/capabilities.md) and is mirrored
+function for function by `intent.py`: an admin capability (`run_in_background`), a
+per-tool option (`tool_options[tool_id]["run_in_background"]`, resolved by
+`selection.py`), non-mutating injection with registry parity, and self-spawn
+stripping. One deliberate difference: the boolean is APPENDED as the LAST property,
+so whichever of the two capabilities runs first, `intent` stays the first key.
 """
 
 from __future__ import annotations
@@ -21,22 +21,33 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from intent_ui.core.capabilities.intent import (
-    CHECK_BACKGROUND_TASK_NAME,
-    LC_TRANSFER_TO_PREFIX,
-    mirror_registry,
+# The same shared helpers as intent.py: the two injecting siblings mirror each other.
+from intent_ui.core.capabilities._definitions import (
+    InjectedParam,
+    Tool,
+    apply_per_tool,
+    carries,
+    injection_problem,
+    injection_refusal,
+    is_eligible_tool_name,
+    names_carrying,
+    rewrite_definitions,
+    rewrite_registry,
+    schema_properties,
+    tool_name,
+    without_property,
 )
 from intent_ui.core.capabilities.selection import (
     ToolOptions,
-    coerce_args_object,
+    arg_value,
+    has_arg,
     is_code_only,
     resolve_tool_option,
     synthesize_selection_tool_options,
+    without_arg,
 )
 
 logger = logging.getLogger(__name__)
-
-Tool = Mapping[str, Any]
 
 RUN_IN_BACKGROUND_CAPABILITY = "run_in_background"
 """Admin capability gating the feature. Mirrors `TOOL_INTENTS_CAPABILITY`."""
@@ -58,6 +69,11 @@ RUN_IN_BACKGROUND_PROPERTY: Mapping[str, str] = MappingProxyType(
     {"type": "boolean", "description": RUN_IN_BACKGROUND_DESCRIPTION}
 )
 """Canonical read-only shape. Mirrors `INTENT_PROPERTY`."""
+
+CHECK_BACKGROUND_TASK_NAME = "check_background_task"
+"""The poll tool's name; the host intercepts every call of it."""
+
+_POLL_TOOL = frozenset({CHECK_BACKGROUND_TASK_NAME})
 
 NATIVE_BACKGROUND_TOOL_NAMES: frozenset[str] = frozenset({"execute_code", "bash_tool"})
 """Code executions default INTO background dispatch while the capability is on; an
@@ -119,21 +135,17 @@ def is_background_eligible_tool_name(name: str) -> bool:
 
     Mirrors `is_intent_eligible_tool_name`.
     """
-    if name in EXCLUDED_BACKGROUND_TOOL_NAMES:
-        return False
-    return not name.startswith(LC_TRANSFER_TO_PREFIX)
+    return is_eligible_tool_name(name, EXCLUDED_BACKGROUND_TOOL_NAMES)
 
 
 def has_run_in_background_arg(args: object) -> bool:
     """Whether the args carry the key at all (any value). Mirrors `has_intent_arg`."""
-    obj = coerce_args_object(args)
-    return obj is not None and RUN_IN_BACKGROUND_ARG in obj
+    return has_arg(args, RUN_IN_BACKGROUND_ARG)
 
 
 def is_background_requested(args: object) -> bool:
     """Whether the args ask for background dispatch (exactly `true`). Mirrors `read_intent`."""
-    obj = coerce_args_object(args)
-    return obj is not None and obj.get(RUN_IN_BACKGROUND_ARG) is True
+    return arg_value(args, RUN_IN_BACKGROUND_ARG) is True
 
 
 def strip_run_in_background_arg(args: object) -> object:
@@ -142,10 +154,7 @@ def strip_run_in_background_arg(args: object) -> object:
     JSON strings are parsed; args without the key come back as the very same object.
     Mirrors `strip_intent`.
     """
-    obj = coerce_args_object(args)
-    if obj is None or RUN_IN_BACKGROUND_ARG not in obj:
-        return args
-    return {key: value for key, value in obj.items() if key != RUN_IN_BACKGROUND_ARG}
+    return without_arg(args, RUN_IN_BACKGROUND_ARG)
 
 
 def is_run_in_background_property(prop: object) -> bool:
@@ -157,39 +166,15 @@ def is_run_in_background_property(prop: object) -> bool:
     return isinstance(prop, Mapping) and prop.get("description") == RUN_IN_BACKGROUND_DESCRIPTION
 
 
-def _properties(params: object) -> Mapping[str, Any]:
-    if isinstance(params, Mapping):
-        props = params.get("properties")
-        if isinstance(props, Mapping):
-            return props
-    return {}
-
-
-def _tool_name(tool: object) -> str:
-    name = tool.get("name") if isinstance(tool, Mapping) else None
-    return name if isinstance(name, str) else "<unnamed tool>"
-
-
-def _injection_problem(tool: object) -> str | None:
-    if not isinstance(tool, Mapping):
-        return "it is not a tool definition mapping"
-    if is_code_only(tool):
-        # Only the direct-path executor intercepts the flag.
-        return "it is callable only from code"
-    params = tool.get("parameters")
-    if params is None:
-        return None
-    if not isinstance(params, Mapping):
-        return "its parameters are not a JSON schema object"
-    kind = params.get("type")
-    if kind is not None and kind != "object":
-        return f"its schema type is {kind!r}, not 'object'"
-    props = params.get("properties")
-    if props is not None and not isinstance(props, Mapping):
-        return "its schema 'properties' is not a mapping"
-    if RUN_IN_BACKGROUND_ARG in _properties(params):
-        return "it already declares a run_in_background parameter"
-    return None
+BACKGROUND_FLAG = InjectedParam(
+    arg=RUN_IN_BACKGROUND_ARG,
+    is_injected=is_run_in_background_property,
+    clash="it already declares a run_in_background parameter",
+    present="it already declares a run_in_background parameter",
+    # Only the direct-path executor intercepts the flag.
+    code_only="it is callable only from code",
+)
+"""The flag as the family's shared helpers see it. Mirrors `INTENT_LABEL`."""
 
 
 def can_inject_run_in_background_param(tool: Tool) -> bool:
@@ -198,10 +183,10 @@ def can_inject_run_in_background_param(tool: Tool) -> bool:
     False for non-object schemas, tools already declaring the key, and code-only
     tools. Mirrors `can_inject_intent_param`.
     """
-    problem = _injection_problem(tool)
+    problem = injection_refusal(tool, BACKGROUND_FLAG)
     if problem is None:
         return True
-    logger.warning("Skipping run_in_background for %r: %s.", _tool_name(tool), problem)
+    logger.warning("Skipping run_in_background for %r: %s.", tool_name(tool), problem)
     return False
 
 
@@ -211,33 +196,23 @@ def inject_run_in_background_param(tool: Tool) -> Tool:
     Never mutates; the very same object when the property already exists or cannot
     be added. Never required. Mirrors `inject_intent_param`, which prepends.
     """
-    if not isinstance(tool, Mapping):
-        return tool
-    if is_run_in_background_property(
-        _properties(tool.get("parameters")).get(RUN_IN_BACKGROUND_ARG)
-    ):
-        return tool
-    if _injection_problem(tool) is not None:
+    if carries(tool, BACKGROUND_FLAG) or injection_problem(tool, BACKGROUND_FLAG) is not None:
         return tool
     params = tool.get("parameters")
     base: Mapping[str, Any] = params if isinstance(params, Mapping) else {}
-    properties = {**_properties(base), RUN_IN_BACKGROUND_ARG: dict(RUN_IN_BACKGROUND_PROPERTY)}
+    appended = {RUN_IN_BACKGROUND_ARG: dict(RUN_IN_BACKGROUND_PROPERTY)}
+    properties = {**schema_properties(base), **appended}
     return {**tool, "parameters": {"type": "object", **base, "properties": properties}}
 
 
 def remove_run_in_background_param(tool: Tool) -> Tool:
     """The definition without the injected flag; the same object when absent.
 
-    Mirrors `remove_intent_param`.
+    Mirrors `remove_intent_param`; the flag is never required, so `required` stays.
     """
-    params = tool.get("parameters") if isinstance(tool, Mapping) else None
-    props = _properties(params)
-    if not isinstance(params, Mapping) or not is_run_in_background_property(
-        props.get(RUN_IN_BACKGROUND_ARG)
-    ):
+    if not carries(tool, BACKGROUND_FLAG):
         return tool
-    rest = {name: value for name, value in props.items() if name != RUN_IN_BACKGROUND_ARG}
-    return {**tool, "parameters": {**params, "properties": rest}}
+    return {**tool, "parameters": without_property(tool["parameters"], RUN_IN_BACKGROUND_ARG)}
 
 
 def strip_background_from_tool_definitions(
@@ -248,18 +223,10 @@ def strip_background_from_tool_definitions(
     `tool_names` limits the flag removal to those tools; None means every tool.
     No-op returns the same list. Mirrors `strip_intent_from_tool_definitions`.
     """
-    names = None if tool_names is None else frozenset(tool_names)
-    result: list[Tool] = []
-    changed = False
-    for tool in definitions:
-        if _tool_name(tool) == CHECK_BACKGROUND_TASK_NAME:
-            changed = True
-            continue
-        touch = names is None or _tool_name(tool) in names
-        stripped = remove_run_in_background_param(tool) if touch else tool
-        changed = changed or stripped is not tool
-        result.append(stripped)
-    return result if changed else definitions
+    only = None if tool_names is None else frozenset(tool_names)
+    return rewrite_definitions(
+        definitions, remove_run_in_background_param, only=only, drop=_POLL_TOOL
+    )
 
 
 def strip_background_from_tool_registry(
@@ -271,20 +238,8 @@ def strip_background_from_tool_registry(
     tool search cannot rediscover them; the same object when nothing changes.
     Mirrors `strip_intent_from_tool_registry`.
     """
-    if registry is None:
-        return None
-    names = None if tool_names is None else frozenset(tool_names)
-    result: dict[str, Tool] = {}
-    changed = False
-    for key, tool in registry.items():
-        if key == CHECK_BACKGROUND_TASK_NAME:
-            changed = True
-            continue
-        touch = names is None or key in names
-        stripped = remove_run_in_background_param(tool) if touch else tool
-        changed = changed or stripped is not tool
-        result[key] = stripped
-    return result if changed else registry
+    only = None if tool_names is None else frozenset(tool_names)
+    return rewrite_registry(registry, remove_run_in_background_param, only=only, drop=_POLL_TOOL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,9 +263,10 @@ def _background_one(
     tool_id: str,
     native_tool_names: frozenset[str],
 ) -> Tool:
+    """One tool's outgoing definition. Mirrors `intent._label_one`."""
     if not isinstance(tool, Mapping):
         return tool
-    name = _tool_name(tool)
+    name = tool_name(tool)
     eligible = is_background_eligible_tool_name(name) and not is_code_only(tool)
     resolved = resolve_tool_option(
         tool_options, RUN_IN_BACKGROUND_OPTION, tool_id, markers=(tool.get(RUN_IN_BACKGROUND_ARG),)
@@ -318,11 +274,7 @@ def _background_one(
     opted_in = resolved.value if resolved is not None else name in native_tool_names
     if not enabled or not eligible or not opted_in:
         return remove_run_in_background_param(tool)
-    if is_run_in_background_property(
-        _properties(tool.get("parameters")).get(RUN_IN_BACKGROUND_ARG)
-    ):
-        return tool
-    if not can_inject_run_in_background_param(tool):
+    if carries(tool, BACKGROUND_FLAG) or not can_inject_run_in_background_param(tool):
         return tool
     return inject_run_in_background_param(tool)
 
@@ -345,38 +297,18 @@ def apply_background_tool_calls(
     (the host intercepts that name). `registry` gets the same changes. Unchanged
     inputs come back as the very same objects. Mirrors `apply_intent_labels`.
     """
-    ids = tool_ids or {}
     natives = frozenset(native_tool_names)
 
-    def transform(tool: Tool) -> Tool:
-        name = _tool_name(tool)
+    def flag(tool: Tool, tool_id: str) -> Tool:
         return _background_one(
-            tool,
-            tool_options,
-            enabled=enabled,
-            tool_id=ids.get(name, name),
-            native_tool_names=natives,
+            tool, tool_options, enabled=enabled, tool_id=tool_id, native_tool_names=natives
         )
 
-    next_defs = [transform(tool) for tool in definitions]
-    changed = {
-        _tool_name(new): new
-        for new, old in zip(next_defs, definitions, strict=True)
-        if new is not old
-    }
-    next_registry = mirror_registry(registry, changed, transform)
-    carrying = {_tool_name(tool) for tool in next_defs if _carries_flag(tool)}
-    carrying.update(key for key, tool in (next_registry or {}).items() if _carries_flag(tool))
-    out_defs: Sequence[Tool] = next_defs if changed else definitions
+    out_defs, next_registry = apply_per_tool(definitions, registry, flag, tool_ids=tool_ids)
+    carrying = names_carrying(out_defs, next_registry, BACKGROUND_FLAG)
     if carrying:
         out_defs, next_registry = register_background_task_tool(out_defs, next_registry)
-    return BackgroundToolCallsResult(out_defs, next_registry, frozenset(carrying))
-
-
-def _carries_flag(tool: object) -> bool:
-    return isinstance(tool, Mapping) and is_run_in_background_property(
-        _properties(tool.get("parameters")).get(RUN_IN_BACKGROUND_ARG)
-    )
+    return BackgroundToolCallsResult(out_defs, next_registry, carrying)
 
 
 def register_background_task_tool(
@@ -388,7 +320,7 @@ def register_background_task_tool(
     call of that name, so advertising another schema would mislead the model.
     """
     ours = CHECK_BACKGROUND_TASK_DEFINITION
-    present = [tool for tool in definitions if _tool_name(tool) == CHECK_BACKGROUND_TASK_NAME]
+    present = [tool for tool in definitions if tool_name(tool) == CHECK_BACKGROUND_TASK_NAME]
     defs_ok = len(present) == 1 and present[0] == ours
     registry_entry = None if registry is None else registry.get(CHECK_BACKGROUND_TASK_NAME)
     registry_ok = registry is None or registry_entry == ours
@@ -402,7 +334,7 @@ def register_background_task_tool(
             "A tool named %r collides with the background poll tool; the poll tool wins.",
             CHECK_BACKGROUND_TASK_NAME,
         )
-    kept = [tool for tool in definitions if _tool_name(tool) != CHECK_BACKGROUND_TASK_NAME]
+    kept = [tool for tool in definitions if tool_name(tool) != CHECK_BACKGROUND_TASK_NAME]
     next_defs = definitions if defs_ok else [*kept, ours]
     next_registry = (
         registry if registry_ok else {**(registry or {}), CHECK_BACKGROUND_TASK_NAME: ours}

@@ -1,20 +1,21 @@
-"""Deferred tools: the `defer_loading` capability (§2, §10.1).
+"""Deferred tools: the `defer_loading` capability.
 
 A deferred tool is withheld from the request's tool list and lives only in the tool
 registry until `tool_search` discovers it; discovery then promotes its definition into
 the loaded list. Unlike `intent.py` and `background.py` nothing is injected into a
 schema: the mechanism is metadata (which list a tool is in).
 
-The family's shape still holds, mirrored from `intent.py`: an admin capability
-(`deferred_tools`), a per-tool option (`tool_options[tool_id]["defer_loading"]`,
-resolved by `selection.py`, with the definition's own `defer_loading` flag as the
-capability marker), an eligibility rule and model-spec synthesis.
+The family's shape (docs/capabilities.md) still holds, mirrored from `intent.py`: an
+admin capability (`deferred_tools`), a per-tool option
+(`tool_options[tool_id]["defer_loading"]`, resolved by `selection.py`, with the
+definition's own `defer_loading` flag as the capability marker), an eligibility rule
+and model-spec synthesis.
 
-The interaction that matters (§10.1): capabilities that inject into schemas run over
-the full set BEFORE the split, with registry parity, so a deferred tool's registry
-entry — the schema tool search returns and the pruner counts — already carries the
-intent label. Promotion passes it through the same injection again, which is why
-injection must be idempotent.
+The interaction that matters: capabilities that inject into schemas run over the full
+set BEFORE the split, with registry parity, so a deferred tool's registry entry (the
+schema tool search returns and token accounting counts) already carries the intent
+label. Promotion passes it through the same injection again, which is why injection
+must be idempotent.
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from intent_ui.core.capabilities.intent import (
-    CHECK_BACKGROUND_TASK_NAME,
-    LC_TRANSFER_TO_PREFIX,
-    NATIVE_INTENT_TOOL_NAMES,
-    apply_intent_labels,
+from intent_ui.core.capabilities._definitions import (
+    Tool,
+    is_eligible_tool_name,
+    tool_id,
+    tool_name,
 )
+from intent_ui.core.capabilities.background import CHECK_BACKGROUND_TASK_NAME
+from intent_ui.core.capabilities.intent import NATIVE_INTENT_TOOL_NAMES, apply_intent_labels
 from intent_ui.core.capabilities.selection import (
     ToolOptions,
     resolve_opt_in,
@@ -37,8 +40,6 @@ from intent_ui.core.capabilities.selection import (
 )
 
 logger = logging.getLogger(__name__)
-
-Tool = Mapping[str, Any]
 
 DEFERRED_TOOLS_CAPABILITY = "deferred_tools"
 """Admin capability gating the feature. Mirrors `TOOL_INTENTS_CAPABILITY`."""
@@ -59,14 +60,7 @@ host machinery. Mirrors `EXCLUDED_INTENT_TOOL_NAMES`."""
 
 def is_defer_eligible_tool_name(name: str) -> bool:
     """Whether a tool of this name may be deferred. Mirrors `is_intent_eligible_tool_name`."""
-    if name in EXCLUDED_DEFERRED_TOOL_NAMES:
-        return False
-    return not name.startswith(LC_TRANSFER_TO_PREFIX)
-
-
-def _tool_name(tool: object) -> str:
-    name = tool.get("name") if isinstance(tool, Mapping) else None
-    return name if isinstance(name, str) else "<unnamed tool>"
+    return is_eligible_tool_name(name, EXCLUDED_DEFERRED_TOOL_NAMES)
 
 
 class DeferredTools(NamedTuple):
@@ -93,15 +87,14 @@ def apply_deferred_tools(
     """
     if not enabled:
         return DeferredTools(definitions, ())
-    ids = tool_ids or {}
     loaded: list[Tool] = []
     deferred: list[str] = []
     for tool in definitions:
-        name = _tool_name(tool)
+        name = tool_name(tool)
         wants = isinstance(tool, Mapping) and resolve_opt_in(
             tool_options,
             DEFER_LOADING_OPTION,
-            ids.get(name, name),
+            tool_id(tool, tool_ids),
             markers=(tool.get(DEFER_LOADING_OPTION),),
         )
         if wants and is_defer_eligible_tool_name(name):
@@ -117,7 +110,9 @@ def deferred_definitions(
     registry: Mapping[str, Tool] | None, deferred_names: Iterable[str]
 ) -> list[Tool]:
     """The registry definitions of the deferred tools: what tool search returns and what
-    token accounting must count (after injection, §10.1). Unknown names are skipped."""
+    token accounting must count. They are read after injection, so the count includes
+    the injected properties (counting before would understate the schema budget).
+    Unknown names are skipped."""
     if registry is None:
         return []
     return [registry[name] for name in deferred_names if name in registry]
@@ -149,11 +144,12 @@ def promote_deferred_tools(
     Each promoted registry entry passes through `apply_intent_labels` with the same
     policy as at load time, so a tool discovered mid-conversation arrives with its
     intent first even if its registry entry was stored before injection; for an
-    entry that already carries it, the pass is a no-op (§13.8). Names already loaded
-    or absent from the registry are skipped. Nothing to promote returns `loaded`
-    itself.
+    entry that already carries it, the pass is a no-op (injection is idempotent, so a
+    tool injected at load time and again at discovery carries one label, still
+    first). Names already loaded or absent from the registry are skipped. Nothing to
+    promote returns `loaded` itself.
     """
-    present = {_tool_name(tool) for tool in loaded}
+    present = {tool_name(tool) for tool in loaded}
     picked: list[Tool] = []
     for name in discovered_names:
         entry = None if registry is None else registry.get(name)
@@ -174,7 +170,7 @@ def promote_deferred_tools(
         native_tool_names=native_tool_names,
         default_native=default_native,
     )
-    promoted = tuple(_tool_name(tool) for tool in labelled.definitions)
+    promoted = tuple(tool_name(tool) for tool in labelled.definitions)
     return PromotedTools([*loaded, *labelled.definitions], promoted, labelled.label_tool_names)
 
 

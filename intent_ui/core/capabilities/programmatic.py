@@ -1,13 +1,14 @@
-"""Programmatic tool calling (PTC): the `allowed_callers` capability (§2, §10.2).
+"""Programmatic tool calling (PTC): the `allowed_callers` capability.
 
 A tool's `allowed_callers` says who may call it: the model directly (`"direct"`), code
 running in the sandbox through `run_tools_with_code` / `run_tools_with_bash`
 (`"code_execution"`), or both. Like deferral, the mechanism is metadata on the
 definition, not an injected schema parameter.
 
-The family's shape, mirrored from `intent.py`: an admin capability
-(`programmatic_tools`), a per-tool option (`tool_options[tool_id]["allowed_callers"]`,
-a list rather than a boolean), and the intent interactions of §10.2:
+The family's shape (docs/capabilities.md), mirrored from `intent.py`: an admin
+capability (`programmatic_tools`), a per-tool option
+(`tool_options[tool_id]["allowed_callers"]`, a list rather than a boolean), and these
+interactions with intent labels:
 
 - a code-only tool is never labelled (no card renders for it);
 - a dual-caller tool is labelled but never requires the label, because the sandbox
@@ -25,14 +26,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from intent_ui.core.capabilities.intent import (
-    make_intent_optional,
-    mirror_registry,
-    strip_intent,
-    strip_intent_from_tool_definitions,
-)
+from intent_ui.core.capabilities._definitions import Tool, apply_per_tool, tool_name
+from intent_ui.core.capabilities.intent import strip_intent, strip_intent_from_tool_definitions
+from intent_ui.core.capabilities.intent_schema import make_intent_optional
 from intent_ui.core.capabilities.selection import (
     CODE_EXECUTION_CALLER,
     DIRECT_CALLER,
@@ -64,8 +61,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Tool = Mapping[str, Any]
-
 PROGRAMMATIC_TOOLS_CAPABILITY = "programmatic_tools"
 """Admin capability gating the feature. Mirrors `TOOL_INTENTS_CAPABILITY`."""
 
@@ -75,11 +70,6 @@ ALLOWED_CALLERS_OPTION = "allowed_callers"
 PTC_RUNNER_TOOL_NAMES: frozenset[str] = frozenset({"run_tools_with_code", "run_tools_with_bash"})
 """The sandbox runners. They carry their own label, describing the whole program;
 they are never callable from code themselves."""
-
-
-def _tool_name(tool: object) -> str:
-    name = tool.get("name") if isinstance(tool, Mapping) else None
-    return name if isinstance(name, str) else "<unnamed tool>"
 
 
 def _valid_callers(value: object) -> tuple[str, ...] | None:
@@ -148,7 +138,7 @@ def _callers_one(
 ) -> Tool:
     if not isinstance(tool, Mapping):
         return tool
-    if _tool_name(tool) in PTC_RUNNER_TOOL_NAMES:
+    if tool_name(tool) in PTC_RUNNER_TOOL_NAMES:
         return tool
     if not enabled:
         # Capability off: nothing is callable from code; a code-only tool becomes direct
@@ -173,31 +163,24 @@ def apply_allowed_callers(
     """Set each tool's `allowed_callers` from `tool_options`; relax the label for code callers.
 
     A configured `["direct"]` drops the key (direct is the default). Code-callable
-    tools lose `intent` from `required` (§10.2). With `enabled=False` no tool stays
-    callable from code. The sandbox runners themselves are never touched. `registry`
-    gets the same changes. Run it BEFORE `apply_intent_labels`, which skips code-only
-    tools. Mirrors `apply_intent_labels`.
+    tools lose `intent` from `required` (`make_intent_optional`). With `enabled=False`
+    no tool stays callable from code. The sandbox runners themselves are never
+    touched. `registry` gets the same changes. Run it BEFORE `apply_intent_labels`,
+    which skips code-only tools. Mirrors `apply_intent_labels`.
     """
-    ids = tool_ids or {}
 
-    def transform(tool: Tool) -> Tool:
-        name = _tool_name(tool)
-        return _callers_one(tool, tool_options, enabled=enabled, tool_id=ids.get(name, name))
+    def callers(tool: Tool, tool_id: str) -> Tool:
+        return _callers_one(tool, tool_options, enabled=enabled, tool_id=tool_id)
 
-    next_defs = [transform(tool) for tool in definitions]
-    changed = {
-        _tool_name(new): new
-        for new, old in zip(next_defs, definitions, strict=True)
-        if new is not old
-    }
-    next_registry = mirror_registry(
-        registry, changed, transform, fields=("parameters", "allowed_callers")
+    out_defs, next_registry = apply_per_tool(
+        definitions,
+        registry,
+        callers,
+        tool_ids=tool_ids,
+        fields=("parameters", "allowed_callers"),
     )
-    out_defs: Sequence[Tool] = next_defs if changed else definitions
     callable_names = {
-        _tool_name(tool)
-        for tool in out_defs
-        if isinstance(tool, Mapping) and is_code_callable(tool)
+        tool_name(tool) for tool in out_defs if isinstance(tool, Mapping) and is_code_callable(tool)
     }
     return AllowedCallersResult(out_defs, next_registry, frozenset(callable_names))
 

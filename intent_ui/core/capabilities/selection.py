@@ -12,10 +12,12 @@ module answers, once for all of them, "does this option apply to this tool?":
 3. the `"*"` wildcard entry (only synthesized for model specs and ephemeral agents);
 4. the caller's default (native tools on, everything else off).
 
-It also holds what every capability shares: `coerce_args_object` (providers send
-arguments as an object or as a JSON string) and the `allowed_callers` predicates
-(re-exported by `programmatic.py`, kept here so `intent.py` can use them without an
-import cycle).
+It also holds what every capability shares about a call and its callers: reading and
+stripping arguments (`coerce_args_object`, `has_arg`, `arg_value`, `without_arg`;
+providers send arguments as an object or as a JSON string) and the `allowed_callers`
+predicates (re-exported by `programmatic.py`, kept here so `intent.py` can use them
+without an import cycle). What the siblings share about definitions and schemas is in
+`_definitions.py`.
 """
 
 from __future__ import annotations
@@ -77,6 +79,30 @@ def coerce_args_object(args: object) -> dict[str, Any] | None:
             return None
         return parsed if isinstance(parsed, dict) else None
     return None
+
+
+def has_arg(args: object, key: str) -> bool:
+    """Whether the args carry `key` at all, whatever its value."""
+    obj = coerce_args_object(args)
+    return obj is not None and key in obj
+
+
+def arg_value(args: object, key: str) -> object:
+    """The value of `key` in the args; None when absent or the args are malformed."""
+    obj = coerce_args_object(args)
+    return None if obj is None else obj.get(key)
+
+
+def without_arg(args: object, key: str) -> object:
+    """The args without `key`, so a tool body never sees a parameter it did not declare.
+
+    A JSON string is parsed and returned as a dict. Args without the key (or
+    malformed args) come back as the very same object.
+    """
+    obj = coerce_args_object(args)
+    if obj is None or key not in obj:
+        return args
+    return {name: value for name, value in obj.items() if name != key}
 
 
 def normalize_action_tool_id(tool_id: str) -> str:
@@ -244,7 +270,7 @@ def tool_callers(tool: Mapping[str, Any]) -> frozenset[str]:
 
 
 def is_code_only(tool: Mapping[str, Any]) -> bool:
-    """Callable only from the code sandbox: no UI card ever renders for it (§10.2)."""
+    """Callable only from the code sandbox: no UI card ever renders for it."""
     return DIRECT_CALLER not in tool_callers(tool)
 
 

@@ -1,4 +1,4 @@
-"""Strict function schemas for OpenAI and Anthropic strict tool calling (§13.2).
+"""Strict function schemas for OpenAI and Anthropic strict tool calling.
 
 Strict mode wants every property listed in `required` and `additionalProperties: false`
 on every object. An optional property therefore stays optional by accepting `null`
@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from intent_ui.core.capabilities._definitions import required_names
+
 Schema = Mapping[str, Any]
 
 _NULL_SCHEMA: Mapping[str, str] = {"type": "null"}
@@ -34,13 +36,6 @@ def _is_object_schema(node: Schema) -> bool:
     if isinstance(kind, list) and "object" in kind:
         return True
     return kind is None and isinstance(node.get("properties"), Mapping)
-
-
-def _required_names(node: Schema) -> set[str]:
-    required = node.get("required")
-    if isinstance(required, Sequence) and not isinstance(required, str):
-        return {name for name in required if isinstance(name, str)}
-    return set()
 
 
 def _accepts_null(node: Schema) -> bool:
@@ -91,7 +86,7 @@ def _strict(node: object) -> object:
     if _is_object_schema(node):
         props = node.get("properties")
         props = props if isinstance(props, Mapping) else {}
-        required = _required_names(node)
+        required = set(required_names(node))
         out["properties"] = {
             name: _strict(prop) if name in required else _nullable(_strict(prop))
             for name, prop in props.items()

@@ -1,4 +1,7 @@
-"""The one capability switch, reused for every capability and every tool kind (§12).
+"""The one capability switch, reused for every capability and every tool kind.
+
+What each switch shows and what a click writes are the builder's rules, in
+`intent_ui.core.builder`; this is only their rendering.
 
 A real `<button>` (so Tab, Enter and Space work) with `aria-pressed`, `aria-disabled` when
 the tool cannot take the capability (it stays focusable so its tooltip still explains why,

@@ -13,11 +13,13 @@ from __future__ import annotations
 import reflex as rx
 from reflex.vars.base import Var
 
-_SRC = Var(_js_expr="props.src", _var_type=str)
-_ALT = Var(_js_expr="(props.alt || '')", _var_type=str)
-_HREF = Var(_js_expr="props.href", _var_type=str)
+_SRC: Var[str] = Var(_js_expr="props.src", _var_type=str)
+_ALT: Var[str] = Var(_js_expr="(props.alt || '')", _var_type=str)
+_HREF: Var[str] = Var(_js_expr="props.href", _var_type=str)
 # An autolink's text is its address already; showing it twice would be noise.
-_SHOWS_ITS_TARGET = Var(_js_expr="(String(children) === String(props.href))", _var_type=bool)
+_SHOWS_ITS_TARGET: Var[bool] = Var(
+    _js_expr="(String(children) === String(props.href))", _var_type=bool
+)
 
 
 def _image(*_children: object, **_props: object) -> rx.Component:

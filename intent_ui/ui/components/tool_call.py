@@ -1,5 +1,6 @@
-"""A tool-call card, a tool-call group and a turn's call timeline, per DESIGN.md's browser
-contract, at each display density (`intent_ui.core.display`).
+"""A tool-call card, a tool-call group and a turn's call timeline, at each display density
+(`intent_ui.core.display`). Their `data-testid` names and `data-state` values are what the
+browser tests (`tests/e2e`) select on: keep them. What the labels say: docs/labels.md.
 
 A card is a memoized React component (`@rx.memo`) taking its fields as plain props, so a
 push re-renders only the cards whose fields changed, not every card of the turn. Densities
@@ -12,12 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import reflex as rx
+from reflex.vars import ArrayVar, ObjectVar
 from reflex_base.vars.base import VarData
 
+from intent_ui.core.states import CallState
 from intent_ui.ui.state import ChatState, LiveSlots, LiveTitles
-from intent_ui.ui.viewmodels import CardVM, GroupVM
+from intent_ui.ui.viewmodels import CardVM, GroupVM, PartVM
 
-STATE_ICONS = {
+STATE_ICONS: dict[CallState, str] = {
     "streaming": "loader",
     "running": "loader",
     "background": "clock",
@@ -224,7 +227,9 @@ def call_card(
     )
 
 
-def tool_card(card: CardVM, labels: rx.Var, density: rx.Var) -> rx.Component:
+def tool_card(
+    card: ObjectVar[CardVM], labels: ObjectVar[dict[str, str]], density: rx.Var[str]
+) -> rx.Component:
     return call_card(
         call_id=card.call_id,
         state=card.state,
@@ -246,22 +251,24 @@ def tool_card(card: CardVM, labels: rx.Var, density: rx.Var) -> rx.Component:
     )
 
 
-def slot_card(index: rx.Var) -> rx.Var:
+def slot_card(index: rx.Var[int]) -> ObjectVar[CardVM]:
     """The card in live slot `index` (`LiveSlots`): one var per card, picked by number in
     the browser, so the page subscribes to the slots once and each delta carries only
     the cards that changed."""
-    first = LiveSlots.slot_0
+    first = LiveSlots.slot_0  # type: ignore[attr-defined]  # made by type() in ui/state.py
     state, field_name = _state_and_field(first)
     suffix = field_name.removeprefix("slot_0")  # how the compiled state names its fields
-    return rx.Var(
+    card = rx.Var(
         _js_expr=f'{state}["slot_" + ({index}) + "{suffix}"]',
         _var_type=CardVM,
         _var_data=VarData.merge(first._get_all_var_data(), index._get_all_var_data()),
     ).guess_type()
+    assert isinstance(card, ObjectVar)  # what a dataclass-typed var guesses to
+    return card
 
 
 def each_card(
-    group: GroupVM, render: Callable[[CardVM], rx.Component], slotted: bool
+    group: ObjectVar[GroupVM], render: Callable[[ObjectVar[CardVM]], rx.Component], slotted: bool
 ) -> rx.Component:
     """`render` for each card of the group, in order. `slotted` (the live turn only): a
     group whose cards travel in live slots reads them from there."""
@@ -282,7 +289,10 @@ GLYPHS = {"tools": "wrench", "subagents": "users", "questions": "circle-help"}
 
 
 def tool_group(
-    group: GroupVM, labels: rx.Var, density: rx.Var, slotted: bool = False
+    group: ObjectVar[GroupVM],
+    labels: ObjectVar[dict[str, str]],
+    density: rx.Var[str],
+    slotted: bool = False,
 ) -> rx.Component:
     """Two or more calls: a header button tracking the live edge, then the cards. Intents
     keeps every group open; header-only shows the header line until it is opened there."""
@@ -312,7 +322,7 @@ def tool_group(
     )
 
 
-def _group_head(group: GroupVM, is_open: rx.Var) -> rx.Component:
+def _group_head(group: ObjectVar[GroupVM], is_open: rx.Var[bool]) -> rx.Component:
     """The header button: glyph, the live or settled header, the server, the chevron."""
     return rx.el.button(
         rx.el.span(
@@ -346,7 +356,10 @@ def _group_head(group: GroupVM, is_open: rx.Var) -> rx.Component:
 
 
 def tool_part(
-    group: GroupVM, labels: rx.Var, density: rx.Var, slotted: bool = False
+    group: ObjectVar[GroupVM],
+    labels: ObjectVar[dict[str, str]],
+    density: rx.Var[str],
+    slotted: bool = False,
 ) -> rx.Component:
     """A single call renders as a card; two or more as a group. `slotted`: see
     `each_card`."""
@@ -382,13 +395,15 @@ def timeline_mark(
     )
 
 
-def _mark(card: CardVM, group_key: rx.Var) -> rx.Component:
+def _mark(card: ObjectVar[CardVM], group_key: rx.Var[str]) -> rx.Component:
     return timeline_mark(
         call_id=card.call_id, state=card.state, name=card.label, group_key=group_key
     )
 
 
-def timeline(parts: rx.Var, labels: rx.Var, slotted: bool = False) -> rx.Component:
+def timeline(
+    parts: ArrayVar[list[PartVM]], labels: ObjectVar[dict[str, str]], slotted: bool = False
+) -> rx.Component:
     """One mark per call in order, coloured by state; choosing one opens its card and
     scrolls to it (the scroll is `assets/intent_ui.js`'s: it waits for the card to be
     rendered open)."""

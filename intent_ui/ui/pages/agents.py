@@ -8,6 +8,7 @@ on_load=AgentsState.load_page)`.
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from intent_ui.ui.builder_state import (
     AgentRowVM,
@@ -36,7 +37,7 @@ server's new defaults then fill them (an untouched field follows its default). R
 the form instead would wipe whatever was typed before the round trip came back."""
 
 
-def _agent_row(agent: rx.Var[AgentRowVM]) -> rx.Component:
+def _agent_row(agent: ObjectVar[AgentRowVM]) -> rx.Component:
     return rx.el.div(
         rx.el.button(
             rx.el.span(agent.name, class_name="iu-agent-name"),
@@ -266,7 +267,7 @@ def _token_totals() -> rx.Component:
     )
 
 
-def _tool_row(row: rx.Var[ToolRowVM]) -> rx.Component:
+def _tool_row(row: ObjectVar[ToolRowVM]) -> rx.Component:
     return rx.el.div(
         rx.el.label(
             # Uncontrolled, so a click flips it at once (as a user and Playwright's `check`
@@ -351,7 +352,7 @@ def _tool_row(row: rx.Var[ToolRowVM]) -> rx.Component:
     )
 
 
-def _group(group: rx.Var[GroupVM]) -> rx.Component:
+def _group(group: ObjectVar[GroupVM]) -> rx.Component:
     return rx.el.section(
         rx.el.div(
             rx.el.h3(group.title, class_name="iu-group-title"),
@@ -382,7 +383,7 @@ def _group(group: rx.Var[GroupVM]) -> rx.Component:
     )
 
 
-def _delegate(goal: rx.Var[GoalVM], delegate: rx.Var[DelegateVM]) -> rx.Component:
+def _delegate(goal: ObjectVar[GoalVM], delegate: ObjectVar[DelegateVM]) -> rx.Component:
     return rx.el.label(
         rx.el.input(
             type="checkbox",
@@ -401,7 +402,7 @@ def _delegate(goal: rx.Var[GoalVM], delegate: rx.Var[DelegateVM]) -> rx.Componen
     )
 
 
-def _goal_row(goal: rx.Var[GoalVM]) -> rx.Component:
+def _goal_row(goal: ObjectVar[GoalVM]) -> rx.Component:
     # Uncontrolled fields keyed by the goal: what is typed stays while the server answers,
     # and a blur sends it.
     return rx.el.div(
@@ -503,7 +504,7 @@ def _text_field(
     )
 
 
-def _scope_goal(scope: rx.Var[ScopeVM], goal: rx.Var[ScopeGoalVM]) -> rx.Component:
+def _scope_goal(scope: ObjectVar[ScopeVM], goal: ObjectVar[ScopeGoalVM]) -> rx.Component:
     return rx.el.label(
         rx.el.input(
             type="checkbox",
@@ -521,7 +522,7 @@ def _scope_goal(scope: rx.Var[ScopeVM], goal: rx.Var[ScopeGoalVM]) -> rx.Compone
     )
 
 
-def _scope_row(scope: rx.Var[ScopeVM]) -> rx.Component:
+def _scope_row(scope: ObjectVar[ScopeVM]) -> rx.Component:
     return rx.el.div(
         rx.el.div(
             _text_field(
@@ -597,7 +598,9 @@ def _named_file_input(upload: rx.Component, name: rx.Var[str]) -> rx.Component:
     """
     (zone,) = upload.children
     file_input = zone.children[0]
-    assert getattr(file_input, "tag", None) == "input", "rx.upload's file input moved"
+    assert isinstance(file_input, rx.Component) and file_input.tag == "input", (
+        "rx.upload's file input moved"
+    )
     file_input.custom_attrs["aria-label"] = name
     return upload
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ArrayVar, ObjectVar
+from reflex_base.event import EventCallback
 
 from intent_ui.ui.components.markdown import reply_markdown
 from intent_ui.ui.components.tool_call import live_title_feed, timeline, tool_part
@@ -11,7 +13,7 @@ from intent_ui.ui.state import ChatState, LiveState
 from intent_ui.ui.viewmodels import MessageVM, PartVM
 
 
-def _conversation_row(conv: rx.Var) -> rx.Component:
+def _conversation_row(conv: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.el.div(
         rx.cond(
             ChatState.renaming == conv["id"],
@@ -92,7 +94,13 @@ def sidebar() -> rx.Component:
     )
 
 
-def _select(value: rx.Var, options: rx.Var, on_change, testid: str, label: str) -> rx.Component:
+def _select(
+    value: rx.Var[str],
+    options: rx.Var[list[str]],
+    on_change: EventCallback[str],
+    testid: str,
+    label: str,
+) -> rx.Component:
     return rx.el.select(
         rx.foreach(options, lambda o: rx.el.option(o, value=o)),
         value=value,
@@ -148,7 +156,7 @@ def reply_text(text: rx.Var[str]) -> rx.Component:
     return reply_markdown(text)
 
 
-def _part(part: PartVM, slotted: bool = False) -> rx.Component:
+def _part(part: ObjectVar[PartVM], slotted: bool = False) -> rx.Component:
     return rx.cond(
         part.kind == "text",
         reply_text(text=part.text),
@@ -156,7 +164,9 @@ def _part(part: PartVM, slotted: bool = False) -> rx.Component:
     )
 
 
-def _assistant(message: MessageVM, parts: rx.Var | None = None) -> rx.Component:
+def _assistant(
+    message: ObjectVar[MessageVM], parts: ArrayVar[list[PartVM]] | None = None
+) -> rx.Component:
     """An assistant turn; `parts` for the live turn, whose settled head is a var of its
     own and whose current round's cards travel in live slots (`each_card`). One list, so
     a part moving from one var to the other keeps its place, and nothing is mounted
@@ -189,7 +199,7 @@ def _assistant(message: MessageVM, parts: rx.Var | None = None) -> rx.Component:
     )
 
 
-def _message(message: MessageVM) -> rx.Component:
+def _message(message: ObjectVar[MessageVM]) -> rx.Component:
     return rx.cond(
         message.role == "user",
         rx.el.div(message.text, class_name="iu-user", custom_attrs={"data-testid": "user-message"}),

@@ -3,6 +3,7 @@
 Call Coverage is the share of required-context calls whose `context` the model filled;
 optional-context calls (widget-invoked tools, or `required=False`) are shown as a separate
 share, because a widget's own calls never carry an intent and would drag the headline down.
+Only a signed-in operator sees the calls; anyone else sees why not.
 
 Register with `app.add_page(intents_page, route="/intents", title="Intents · Intent UI",
 on_load=IntentsState.load_page)`.
@@ -11,13 +12,15 @@ on_load=IntentsState.load_page)`.
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ObjectVar
 
-from intent_ui.ui.intents_state import CaptureRowVM, IntentsState
+from intent_ui.ui.intents_state import OPERATORS_ONLY, CaptureRowVM, IntentsState
+from intent_ui.ui.pages.login import account, auth_note
 
 __all__ = ["intents_page"]
 
 
-def _stat(label: str, value: rx.Var[str], detail: rx.Var[str], test_id: str) -> rx.Component:
+def _stat(label: str, value: rx.Var[str], detail: rx.Var[str] | str, test_id: str) -> rx.Component:
     return rx.el.div(
         rx.el.div(label, class_name="iu-stat-label"),
         rx.el.div(value, class_name="iu-stat-value", custom_attrs={"data-testid": test_id}),
@@ -50,7 +53,7 @@ def _summary() -> rx.Component:
     )
 
 
-def _row(row: rx.Var[CaptureRowVM]) -> rx.Component:
+def _row(row: ObjectVar[CaptureRowVM]) -> rx.Component:
     return rx.el.tr(
         rx.el.td(rx.el.code(row.tool), class_name="iu-cap-tool"),
         rx.el.td(
@@ -110,12 +113,21 @@ def _body() -> rx.Component:
         rx.el.div(
             IntentsState.error,
             class_name="iu-cap-error",
+            role="alert",
             custom_attrs={"data-testid": "capture-error"},
         ),
         rx.cond(
-            IntentsState.calls > 0,
-            rx.fragment(_summary(), _table()),
-            rx.cond(IntentsState.loaded, _empty(), rx.fragment()),
+            IntentsState.restricted,
+            rx.el.p(
+                OPERATORS_ONLY,
+                class_name="iu-cap-empty",
+                custom_attrs={"data-testid": "capture-restricted"},
+            ),
+            rx.cond(
+                IntentsState.calls > 0,
+                rx.fragment(_summary(), _table()),
+                rx.cond(IntentsState.loaded, _empty(), rx.fragment()),
+            ),
         ),
     )
 
@@ -125,7 +137,11 @@ def intents_page() -> rx.Component:
     return rx.el.main(
         rx.el.link(rel="stylesheet", href="/intents.css"),
         rx.el.header(
-            rx.el.a("← Chat", href="/", class_name="iu-back"),
+            rx.el.div(
+                rx.el.a("← Chat", href="/", class_name="iu-back"),
+                account(),
+                style={"display": "flex", "justifyContent": "space-between"},
+            ),
             rx.el.h1("Intents", class_name="iu-intents-title"),
             rx.el.p(
                 "Why agents call the tools of your MCP servers. Call Coverage counts "
@@ -135,6 +151,7 @@ def intents_page() -> rx.Component:
             ),
             class_name="iu-intents-head",
         ),
+        auth_note(),
         _body(),
         class_name="iu-intents",
         custom_attrs={"data-testid": "intents-page"},

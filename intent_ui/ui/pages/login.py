@@ -1,5 +1,5 @@
 """The sign-in page at `/login` (password mode), and the bits every page shows about who
-is signed in: the refusal note and the sign-out button."""
+is signed in: the refusal note and the sign-out buttons."""
 
 from __future__ import annotations
 
@@ -23,17 +23,28 @@ def auth_note() -> rx.Component:
 
 
 def account() -> rx.Component:
-    """The signed-in user's name, and Sign out in password mode."""
+    """The signed-in user's name, and in password mode Sign out (this tab) and Sign out
+    everywhere (every session of the user, on every device)."""
     return rx.el.div(
         rx.el.span(AuthState.signed_in_as, custom_attrs={"data-testid": "signed-in-as"}),
         rx.cond(
             AuthState.can_sign_out,
-            rx.el.button(
-                "Sign out",
-                type="button",
-                class_name="iu-btn",
-                on_click=AuthState.sign_out,
-                custom_attrs={"data-testid": "logout"},
+            rx.fragment(
+                rx.el.button(
+                    "Sign out",
+                    type="button",
+                    class_name="iu-btn",
+                    on_click=AuthState.sign_out,
+                    custom_attrs={"data-testid": "logout"},
+                ),
+                rx.el.button(
+                    "Sign out everywhere",
+                    type="button",
+                    class_name="iu-btn",
+                    title="End every session of yours, on every device",
+                    on_click=AuthState.sign_out_everywhere,
+                    custom_attrs={"data-testid": "logout-everywhere"},
+                ),
             ),
         ),
         style={"display": "flex", "gap": "8px", "alignItems": "center"},

@@ -1,4 +1,5 @@
-"""Shared setup for the store tests: a migrated SQLite file per test, cheaply.
+"""Store setup shared by the tests: a migrated SQLite file per test, cheaply, and turns
+written the way a running session writes them.
 
 Migrating a fresh file costs ~100 ms, so the migrations run once per test process into a
 template that each test copies (`test_store_db.py` still migrates fresh files itself).
