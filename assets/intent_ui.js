@@ -1,5 +1,5 @@
-// Composer keys, auto-scroll, running times and timeline jumps. Plain DOM code:
-// nothing here touches app state.
+// Composer keys, auto-scroll, running times, timeline jumps, the narrow screen's menu,
+// copy buttons and keyboard shortcuts. Plain DOM code: nothing here touches app state.
 (function () {
   // Enter sends, Shift+Enter adds a line (IME composition is left alone).
   document.addEventListener("keydown", function (event) {
@@ -110,4 +110,168 @@
       if (frames++ < 240) requestAnimationFrame(reveal);
     })();
   });
+
+  // Narrow screens: the menu button opens the sidebar as a drawer (CSS shows both only
+  // there). Opening focuses the drawer's first control and makes the chat behind it
+  // inert, so Tab stays in the drawer; its close button, Escape, a tap on the scrim, or
+  // choosing a conversation (or New chat) closes it, and focus returns to the menu
+  // button when it was inside the drawer. The open state is the shell's `data-menu`,
+  // which React does not render, so a re-render leaves it alone.
+  var MENU = '[data-testid="menu-toggle"]';
+  function shell() { return document.querySelector(".iu-shell"); }
+  function menuOpen() { var s = shell(); return !!s && s.getAttribute("data-menu") === "open"; }
+  function setMenu(open) {
+    var s = shell();
+    var toggle = document.querySelector(MENU);
+    if (!s) return;
+    var drawer = document.getElementById("iu-sidebar");
+    var hadFocus = drawer && drawer.contains(document.activeElement);
+    s.setAttribute("data-menu", open ? "open" : "closed");
+    if (toggle) toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    var main = s.querySelector(".iu-main");
+    if (main) main.inert = open;
+    if (open && drawer) {
+      var first = drawer.querySelector("button, a[href], input");
+      if (first) first.focus({ preventScroll: true });
+    } else if (!open && hadFocus && toggle) {
+      toggle.focus({ preventScroll: true });
+    }
+  }
+  document.addEventListener("click", function (event) {
+    var target = event.target && event.target.closest ? event.target : null;
+    if (!target) return;
+    if (target.closest(MENU)) { setMenu(!menuOpen()); return; }
+    if (!menuOpen()) return;
+    if (target.closest(".iu-scrim, .iu-menu-close") ||
+        target.closest('[data-testid="conversation-title"], [data-testid="new-chat"]')) {
+      setMenu(false);
+    }
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && menuOpen()) setMenu(false);
+  });
+  // A window widened past the drawer's width shows the sidebar in place: close the
+  // drawer, or the chat would stay inert. The width mirrors intent_ui.css.
+  var narrow = window.matchMedia("(max-width: 720px)");
+  narrow.addEventListener("change", function () { if (!narrow.matches && menuOpen()) setMenu(false); });
+
+  // Copy buttons (components/copy.py). A code block's button copies the code as the
+  // block shows it. A reply's button copies the reply's markdown, which is not on the
+  // page: React hands it to `iuCopyReply` during the same click, after the capture
+  // listener here has noted which button it was. For two seconds the button shows a
+  // check and "Copied" and is named so; the status region says it for screen readers.
+  var copyClicked = null;
+  function labelText(id) { var el = document.getElementById(id); return el ? el.textContent : ""; }
+  function writeClipboard(text) {
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+    // Plain http from another machine has no clipboard API; the older command still works.
+    return new Promise(function (resolve, reject) {
+      var area = document.createElement("textarea");
+      area.value = text;
+      area.setAttribute("readonly", "");
+      area.style.position = "fixed";
+      area.style.opacity = "0";
+      document.body.appendChild(area);
+      area.select();
+      var done = false;
+      try { done = document.execCommand("copy"); } catch (error) { done = false; }
+      area.remove();
+      if (done) resolve(); else reject(new Error("The browser refused to copy."));
+    });
+  }
+  function showCopied(button, ok) {
+    var said = labelText(ok ? "iu-label-copied" : "iu-label-copy-failed");
+    var status = document.getElementById("iu-copy-status");
+    if (status) status.textContent = said;
+    if (!button || !ok) return;
+    if (!button.hasAttribute("data-label")) {
+      button.setAttribute("data-label", button.getAttribute("aria-labelledby") || "");
+    }
+    var note = button.querySelector(".iu-copy-note");
+    button.setAttribute("data-copied", "true");
+    button.setAttribute("aria-labelledby", "iu-label-copied");
+    if (note) note.textContent = said;
+    clearTimeout(button.iuCopyTimer);
+    button.iuCopyTimer = setTimeout(function () {
+      button.removeAttribute("data-copied");
+      button.setAttribute("aria-labelledby", button.getAttribute("data-label"));
+      if (note) note.textContent = "";
+      if (status && status.textContent === said) status.textContent = "";
+    }, 2000);
+  }
+  function copyText(text, button) {
+    writeClipboard(text).then(
+      function () { showCopied(button, true); },
+      function () { showCopied(button, false); });
+  }
+  document.addEventListener("click", function (event) {
+    var target = event.target && event.target.closest ? event.target : null;
+    copyClicked = target ? target.closest('[data-testid="copy-reply"]') : null;
+    var button = target ? target.closest('[data-testid="copy-code"]') : null;
+    if (!button) return;
+    var block = button.closest(".iu-code");
+    var code = block ? block.querySelector("pre code") || block.querySelector("pre") : null;
+    copyText(code ? code.textContent : "", button);
+  }, true);
+  window.iuCopyReply = function (text) {
+    var button = copyClicked;
+    copyClicked = null;
+    copyText(String(text == null ? "" : text), button);
+  };
+
+  // Keyboard shortcuts, listed in the `?` dialog (components/shortcuts.py mirrors this):
+  // Ctrl/Cmd+Shift+O new chat and Shift+Esc the message box work anywhere, as they type
+  // nothing; Esc stops a running turn unless a dialog, the menu or a text field other
+  // than the message box has it (Esc clears a search box); `?` opens the dialog only
+  // outside text fields. Listening in the capture phase sees the menu before its own
+  // Escape handler closes it.
+  var DIALOG = '[data-testid="shortcuts-dialog"]';
+  function typingIn(el) {
+    return !!el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  }
+  function openShortcuts() {
+    var dialog = document.querySelector(DIALOG);
+    if (dialog && !dialog.open) dialog.showModal();
+  }
+  document.addEventListener("click", function (event) {
+    var target = event.target && event.target.closest ? event.target : null;
+    if (!target) return;
+    if (target.closest('[data-testid="shortcuts-button"]')) openShortcuts();
+    var close = target.closest('[data-testid="shortcuts-close"]');
+    if (close) close.closest("dialog").close();
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.isComposing || event.defaultPrevented) return;
+    if (!document.querySelector('[data-testid="chat-page"]')) return;
+    if (document.querySelector("dialog[open]")) return;  // Esc closes it; Tab stays in it
+    var key = event.key;
+    var command = event.ctrlKey || event.metaKey;
+    if (command && event.shiftKey && !event.altKey && (key === "o" || key === "O")) {
+      var newChat = document.querySelector('[data-testid="new-chat"]');
+      if (newChat) { event.preventDefault(); newChat.click(); }
+      return;
+    }
+    if (command || event.altKey) return;
+    if (key === "Escape" && event.shiftKey) {
+      var input = document.querySelector('[data-testid="chat-input"]');
+      if (!input) return;
+      event.preventDefault();
+      if (menuOpen()) setMenu(false);
+      input.focus();
+      return;
+    }
+    if (key === "Escape") {
+      var stop = document.querySelector('[data-testid="stop-button"]');
+      var target = event.target;
+      if (!stop || menuOpen()) return;
+      if (typingIn(target) && target.getAttribute("data-testid") !== "chat-input") return;
+      event.preventDefault();
+      stop.click();
+      return;
+    }
+    if (key === "?" && !typingIn(event.target)) {
+      event.preventDefault();
+      openShortcuts();
+    }
+  }, true);
 })();

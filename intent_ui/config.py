@@ -31,6 +31,7 @@ from pydantic import (
     model_validator,
 )
 
+from intent_ui.core.capabilities.selection import TOOL_SELECTION_WILDCARD
 from intent_ui.core.origins import normalize_origin
 from intent_ui.core.proxies import LOOPBACK_PROXIES, Network, parse_network
 
@@ -363,6 +364,12 @@ class ModelSpec(_Section):
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            if TOOL_SELECTION_WILDCARD in value:
+                # It would switch every tool on, the ones not listed too.
+                raise ValueError(
+                    f"'{TOOL_SELECTION_WILDCARD}' is not a tool id; write "
+                    "`describe_intent: true` to describe every tool, or list only tool ids"
+                )
             return value
         raise ValueError("expected true, false or a list of tool ids")
 

@@ -117,6 +117,6 @@ def _sign_out_everywhere(engine: Engine, name: str, stdout: TextIO, stderr: Text
             file=stderr,
         )
         return EXIT_FAILED
-    users.end_sessions(engine, user.id)
+    users.end_sign_ins(engine, user.id)
     print(f"Ended every session of {user.name}; they sign in again on every device.", file=stdout)
     return EXIT_OK

@@ -5,8 +5,11 @@
 Starts the real app (AppHarness) against a loopback OpenAI-shaped stream and the test
 MCP server `github`, pauses the stream while the second intent is typing (streaming
 shot), then lets it finish (settled shot). Then a turn of four calls, two of them with the
-same intent, at each display density. Writes docs/streaming.png, docs/settled.png and
-docs/density-full.png, docs/density-intents.png, docs/density-header.png.
+same intent, at each display density; that turn again in the light and the dark theme,
+on a phone, and the builder in the dark theme. Writes docs/streaming.png,
+docs/settled.png, docs/density-full.png, docs/density-intents.png,
+docs/density-header.png, docs/chat-light.png, docs/chat-dark.png, docs/phone.png and
+docs/builder-dark.png.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+from reflex.testing import AppHarness  # noqa: E402
 
 from tests.e2e.conftest import CHROMIUM_ARGS, chromium_executable  # noqa: E402
 from tests.e2e.harness import github_mcp_block, running_app  # noqa: E402
@@ -107,9 +111,48 @@ def main() -> None:
             written.append(OUT / f"density-{density}.png")
             page.screenshot(path=str(written[-1]))
         page.get_by_test_id("density-select").select_option("full")
+        written += themes_and_phone(browser, page, app)
         browser.close()
     server.stop()
     print("wrote " + ", ".join(str(path) for path in written))
+
+
+def themes_and_phone(browser: Browser, page: Page, app: AppHarness) -> list[Path]:
+    """The open turn in the light and the dark theme, then on a phone (light), and the
+    builder in the dark theme."""
+    assert app.frontend_url
+    written = []
+    for theme in ("light", "dark"):
+        page.get_by_test_id("theme-select").select_option(theme)
+        expect(page.locator("html")).to_have_class(theme)
+        page.wait_for_timeout(300)  # let the colours settle before the shot
+        written.append(OUT / f"chat-{theme}.png")
+        page.screenshot(path=str(written[-1]))
+    page.goto(app.frontend_url.rstrip("/") + "/agents")
+    expect(page.get_by_test_id("describe-all-toggle").first).to_be_visible()
+    page.get_by_test_id("agent-name").fill("Code reviewer")
+    page.get_by_test_id("agent-save").click()
+    expect(page.get_by_test_id("agent-row")).to_have_count(1)
+    page.set_viewport_size({"width": 1100, "height": 760})
+    page.wait_for_timeout(300)
+    written.append(OUT / "builder-dark.png")
+    page.screenshot(path=str(written[-1]))
+    page.goto(app.frontend_url)
+    page.get_by_test_id("theme-select").select_option("light")
+    expect(page.locator("html")).to_have_class("light")
+
+    phone = browser.new_context(
+        viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+    ).new_page()
+    phone.goto(app.frontend_url)
+    phone.get_by_test_id("menu-toggle").tap()
+    phone.get_by_test_id("conversation-title").first.tap()
+    expect(phone.get_by_test_id("timeline-mark")).to_have_count(4)
+    phone.wait_for_timeout(600)
+    written.append(OUT / "phone.png")
+    phone.screenshot(path=str(written[-1]))
+    phone.context.close()
+    return written
 
 
 SAME = "Searching the codebase"

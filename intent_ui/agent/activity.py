@@ -1,23 +1,23 @@
-"""Activity labels: a short past-tense header for one settled tool-call block.
+"""Summaries: a short past-tense text for one group whose calls have all settled.
 
-Intents are the live, per-call, free layer; an activity label is the settled, per-block,
-paid layer. When an endpoint has `activity_label: true`, the run loop hands each settled
-block's entries to an `ActivityLabeler` off the critical path and emits the result as an
-`ActivityLabel` event, which takes over the block's header (docs/labels.md, Group header).
-Neither layer configures the other: activity labels are an endpoint setting, intents a
+Intents are the live, per-call, free layer; a summary is the settled, per-group, paid
+layer. When an endpoint has `activity_label: true`, the run loop hands each settled
+group's entries to a `Summarizer` off the critical path and emits the result as an
+`ActivityLabel` event, which becomes the group's header text (docs/labels.md, Group
+header). Neither layer configures the other: summaries are an endpoint setting, intents a
 per-tool capability.
 
 Each entry's `tool_input` is the call's raw argument text **with the intent kept**:
 the strip before a tool runs is for tool bodies only, and the intent is the most useful
-thing the labelling model can read.
+thing the summarizing model can read.
 
-Two labelers:
-- `ModelActivityLabeler` asks the endpoint's `activity_model` through the same provider.
-- `DemoActivityLabeler` derives one deterministically from the outcomes (no model call),
+Two summarizers:
+- `ModelSummarizer` asks the endpoint's `activity_model` through the same provider.
+- `DemoSummarizer` derives one deterministically from the outcomes (no model call),
   so the offline demo shows the third header phase too.
 
-A labeler returns None for "no label" (disabled, blank, failed); the header then simply
-stays on the settled outcome.
+A summarizer returns None for "no summary" (disabled, blank, failed); the header then
+simply stays on the settled outcome.
 """
 
 from __future__ import annotations
@@ -32,26 +32,26 @@ from intent_ui.agent.providers.base import ChatRequest, Provider, TextChunk
 from intent_ui.core.states import FinalState
 
 __all__ = [
-    "ACTIVITY_LABEL_PROMPT",
-    "MAX_ACTIVITY_LABEL_CHARS",
-    "ActivityEntry",
-    "ActivityLabeler",
-    "DemoActivityLabeler",
-    "ModelActivityLabeler",
-    "build_activity_prompt",
-    "clean_activity_label",
+    "MAX_SUMMARY_CHARS",
+    "SUMMARY_PROMPT",
+    "DemoSummarizer",
+    "ModelSummarizer",
+    "Summarizer",
+    "SummaryEntry",
+    "build_summary_prompt",
+    "clean_summary",
 ]
 
-MAX_ACTIVITY_LABEL_CHARS = 120
-"""A label longer than this is cut with an ellipsis (the render caps it again:
+MAX_SUMMARY_CHARS = 120
+"""A summary longer than this is cut with an ellipsis (the render caps it again:
 docs/labels.md, Sanitising and capping)."""
 
 # Per-entry budget for the tool output in the prompt: enough to say what happened,
-# small enough that a block of file reads stays a cheap fast-model call.
+# small enough that a group of file reads stays a cheap fast-model call.
 _MAX_OUTPUT_CHARS = 400
 _MAX_INPUT_CHARS = 1_000
 
-ACTIVITY_LABEL_PROMPT = (
+SUMMARY_PROMPT = (
     "You write the header for a group of tool calls an AI agent just made. "
     "Summarise what the group accomplished in one short past-tense phrase "
     "(at most 10 words), outcome first. Do not name tools, do not count calls, "
@@ -61,27 +61,27 @@ ACTIVITY_LABEL_PROMPT = (
 
 
 @dataclass(frozen=True, slots=True)
-class ActivityEntry:
-    """One settled call of a block, as the labeller sees it."""
+class SummaryEntry:
+    """One settled call of a group, as the summarizer sees it."""
 
     tool_name: str
     tool_input: str
-    """The raw argument text the model wrote, intent included: it tells the labelling
-    model what each call was for far better than the bare arguments do."""
+    """The raw argument text the model wrote, intent included: it tells the
+    summarizing model what each call was for far better than the bare arguments do."""
     status: FinalState
     output: str = ""
     outcome: str | None = None
     intent: str | None = None
 
 
-class ActivityLabeler(Protocol):
-    """Produces a block header from its settled entries; None when there is none."""
+class Summarizer(Protocol):
+    """Produces a group's summary from its settled entries; None when there is none."""
 
-    async def label(self, entries: Sequence[ActivityEntry]) -> str | None: ...
+    async def summarize(self, entries: Sequence[SummaryEntry]) -> str | None: ...
 
 
-def build_activity_prompt(entries: Sequence[ActivityEntry]) -> str:
-    """The user message for the labelling model: one JSON line per entry."""
+def build_summary_prompt(entries: Sequence[SummaryEntry]) -> str:
+    """The user message for the summarizing model: one JSON line per entry."""
     lines = [
         json.dumps(
             {
@@ -102,7 +102,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 _QUOTES = "\"'`“”‘’"
 
 
-def clean_activity_label(text: str | None) -> str | None:
+def clean_summary(text: str | None) -> str | None:
     """One line, no wrapping quotes or trailing period, capped; None when blank."""
     if not isinstance(text, str):
         return None
@@ -111,29 +111,29 @@ def clean_activity_label(text: str | None) -> str | None:
     line = line.rstrip(".").strip()
     if not line:
         return None
-    if len(line) > MAX_ACTIVITY_LABEL_CHARS:
-        line = line[: MAX_ACTIVITY_LABEL_CHARS - 1].rstrip() + "…"
+    if len(line) > MAX_SUMMARY_CHARS:
+        line = line[: MAX_SUMMARY_CHARS - 1].rstrip() + "…"
     return line
 
 
-class ModelActivityLabeler:
-    """Asks a (fast) model for the label through a provider; failures give None."""
+class ModelSummarizer:
+    """Asks a (fast) model for the summary through a provider; failures give None."""
 
     def __init__(self, provider: Provider, model: str, *, max_tokens: int = 64) -> None:
         self._provider = provider
         self._model = model
         self._max_tokens = max_tokens
 
-    def request_for(self, entries: Sequence[ActivityEntry]) -> ChatRequest:
+    def request_for(self, entries: Sequence[SummaryEntry]) -> ChatRequest:
         """The provider request for `entries` (exposed so tests can read the prompt)."""
         return ChatRequest(
             model=self._model,
-            messages=[{"role": "user", "content": build_activity_prompt(entries)}],
-            system=ACTIVITY_LABEL_PROMPT,
+            messages=[{"role": "user", "content": build_summary_prompt(entries)}],
+            system=SUMMARY_PROMPT,
             max_tokens=self._max_tokens,
         )
 
-    async def label(self, entries: Sequence[ActivityEntry]) -> str | None:
+    async def summarize(self, entries: Sequence[SummaryEntry]) -> str | None:
         if not entries:
             return None
         parts: list[str] = []
@@ -142,20 +142,20 @@ class ModelActivityLabeler:
                 if isinstance(event, TextChunk):
                     parts.append(event.text)
         except Exception:
-            # A missing label is the documented degradation (docs/labels.md): the block
-            # keeps its settled outcome. The label is never worth failing a turn for.
+            # A missing summary is the documented degradation (docs/labels.md): the
+            # group keeps its settled outcome. It is never worth failing a turn for.
             return None
-        return clean_activity_label("".join(parts))
+        return clean_summary("".join(parts))
 
 
-class DemoActivityLabeler:
-    """A deterministic label from the entries' outcomes, for the offline demo endpoint."""
+class DemoSummarizer:
+    """A deterministic summary from the entries' outcomes, for the offline demo endpoint."""
 
-    async def label(self, entries: Sequence[ActivityEntry]) -> str | None:
-        return demo_activity_label(entries)
+    async def summarize(self, entries: Sequence[SummaryEntry]) -> str | None:
+        return demo_summary(entries)
 
 
-def demo_activity_label(entries: Sequence[ActivityEntry]) -> str | None:
+def demo_summary(entries: Sequence[SummaryEntry]) -> str | None:
     """`Found 3 matches for OAuth; found 1 match for MCP`, with failures counted."""
     if not entries:
         return None
@@ -173,7 +173,7 @@ def demo_activity_label(entries: Sequence[ActivityEntry]) -> str | None:
     parts = [phrases[0]] + [_lower_first(p) for p in phrases[1:]] if phrases else []
     if failed:
         parts.append(f"{failed} call failed" if failed == 1 else f"{failed} calls failed")
-    return clean_activity_label("; ".join(parts))
+    return clean_summary("; ".join(parts))
 
 
 def _lower_first(text: str) -> str:

@@ -221,7 +221,8 @@ async def _consume(run: Any, args: argparse.Namespace, out: TextIO) -> TurnView:
 def event_record(view: TurnView, event: TurnEvent, lang: str = "en") -> dict[str, Any]:
     """One event as the `--json` line: the event plus what a user would see for it.
 
-    `view` must already have applied `event`.
+    `view` must already have applied `event`. A call's group index goes out under the
+    key `"block"`, the name scripts reading these lines already know.
     """
     record: dict[str, Any] = {
         "type": _JSON_TYPES[type(event)],
@@ -235,20 +236,20 @@ def event_record(view: TurnView, event: TurnEvent, lang: str = "en") -> dict[str
         "error": None,
     }
     call_id = getattr(event, "call_id", None)
-    block: int | None = None
+    group: int | None = None
     if isinstance(call_id, str):
         call = view.call(call_id)
         record["call_id"] = call_id
         if call is not None:
             record.update(tool=call.tool, state=call.state, label=view.card_label(call_id, lang))
-            block = call.block
-            record["block"] = block
+            group = call.group
+            record["block"] = group
     if isinstance(event, ActivityLabel):
-        block = event.block
-        record["block"] = block
+        group = event.block
+        record["block"] = group
         record["label"] = event.label
-    if block is not None:
-        record["header"] = view.block_header(block, lang).full_text
+    if group is not None:
+        record["header"] = view.group_header(group, lang).full_text
     if isinstance(event, ArgsDelta):
         # A fragment's line shows the label as a card does while it streams: however long
         # the intent grows, each line stays short, so the output grows with the turn.
@@ -322,11 +323,11 @@ class _PlainRenderer(_Renderer):
     def show(self, event: TurnEvent) -> None:
         if isinstance(event, TextDelta | TurnDone):
             return
-        for block in self.view.blocks():
-            calls = self.view.block_calls(block)
+        for group in self.view.groups():
+            calls = self.view.group_calls(group)
             if len(calls) >= GROUP_HEADER_MIN_CALLS:
-                header = _clean(self.view.block_header(block, self.lang).full_text, 200)
-                self._line(f"header:{block}", f"▸ {header}")
+                header = _clean(self.view.group_header(group, self.lang).full_text, 200)
+                self._line(f"header:{group}", f"▸ {header}")
             for call in calls:
                 label = _clean(self.view.card_label(call.call_id, self.lang), 200)
                 icon = _ICONS[call.state] if call.state in FINAL_STATES else "…"
@@ -367,11 +368,11 @@ class _LiveRenderer(_Renderer):
     def _frame(self, room: int | None) -> RenderableType:
         rows: list[RenderableType] = []
         width = self._console.width
-        for block in self.view.blocks():
-            calls = self.view.block_calls(block)
+        for group in self.view.groups():
+            calls = self.view.group_calls(group)
             indent = 0
             if len(calls) >= GROUP_HEADER_MIN_CALLS:
-                header = self.view.block_header(block, self.lang).full_text
+                header = self.view.group_header(group, self.lang).full_text
                 rows.append(_row(Text("▸", style="bold"), _clean(header, width), "bold", 0))
                 indent = 2
             for call in calls:

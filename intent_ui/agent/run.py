@@ -2,16 +2,17 @@
 
 `run_turn(...)` returns a `TurnRun`. Iterate it (or `run.events()`) to drive the turn;
 once `TurnDone` has gone out, `run.new_messages` holds the neutral messages to append to
-the conversation history (the user message first).
+the conversation history (the user message first), built by `core.history` with the
+rules a stored turn is read back by.
 
 How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
 
 - The capability pipeline shapes the tool definitions once per turn (intent before
   background, so `intent` stays first; docs/capabilities.md) under the model-facing
-  names; its `label_tool_names` is the server-side label gate carried in every
+  names; its `intent_tool_names` is the server-side label gate carried in every
   `CallStarted.label_bearing` (docs/labels.md).
 - Each round streams the provider. One monotonic `seq` counter stamps every event of the
-  turn; each round that opens a tool call gets the next block index.
+  turn; each round that opens a tool call gets the next group index.
 - `ToolCallEnd` (the provider's end-of-call signal) emits `ArgsComplete` and starts that
   tool at once, so parallel calls run concurrently. Only the tool's result settles a call.
 - Before a label-bearing tool runs, the intent is read and stripped (and
@@ -23,7 +24,7 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
   `tools.worker`); the turn goes on either way.
 - A tool's result is made sendable where it enters (`_invoke`): a lone surrogate in its
   texts (a file name that is not UTF-8, a search result's JSON) becomes U+FFFD, so the
-  next request, the activity labeller and the card all carry the same text.
+  next request, the summarizer and the card all carry the same text.
 - Failures are events, never exceptions: a tool that raises settles as `error`; an unknown
   tool gets a card and an error result; a provider error settles unfinished calls as
   `error` and ends the turn with `TurnDone("error")`; `max_tokens` settles cut-off calls;
@@ -40,8 +41,8 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
   choose again. A call to a tool outside the chosen goal (or before any goal) is refused
   with an error result naming what to do instead. With `scopes`, the choice's result also
   lists the scopes serving the goal (the material it works on).
-- With an `ActivityLabeler`, each block of two or more calls (the blocks with a group
-  header) gets a label once all its calls settled, computed concurrently with the next
+- With a `Summarizer`, each group of two or more calls (the groups with a header)
+  gets a summary once all its calls settled, computed concurrently with the next
   round and emitted before `TurnDone`.
 
 `{{toolNturnM}}` output references are not implemented, so nothing is ever substituted
@@ -57,7 +58,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from intent_ui.agent.activity import ActivityEntry, ActivityLabeler
+from intent_ui.agent.activity import Summarizer, SummaryEntry
 from intent_ui.agent.providers.base import (
     ChatRequest,
     Provider,
@@ -68,12 +69,8 @@ from intent_ui.agent.providers.base import (
     ToolCallEnd,
     unique_call_id,
 )
-from intent_ui.agent.tool_search import (
-    TOOL_SEARCH_NAME,
-    name_has_intent_label,
-    rank_tools,
-    tool_search_definition,
-)
+from intent_ui.agent.providers.errors import failure_kind
+from intent_ui.agent.tool_search import TOOL_SEARCH_NAME, ToolSearch
 from intent_ui.agent.tools.base import Tool, ToolResult
 from intent_ui.agent.tools.registry import ToolIndex
 from intent_ui.config import DEFAULT_TOOL_TIMEOUT_S
@@ -105,8 +102,10 @@ from intent_ui.core.events import (
     TurnDone,
     TurnEvent,
 )
-from intent_ui.core.goals import goal_label
+from intent_ui.core.failures import FailureKind
+from intent_ui.core.goals import goal_line
 from intent_ui.core.header import GROUP_HEADER_MIN_CALLS
+from intent_ui.core.history import CANCELLED_RESULT, HistoryCall, call_result, round_messages
 from intent_ui.core.registry import (
     SELECT_INTENT_TOOL_NAME,
     IntentRegistry,
@@ -127,9 +126,8 @@ __all__ = [
 
 CUT_OFF_ERROR = "Cut off: the model hit max_tokens while writing the arguments"
 BACKGROUND_TIMEOUT_ERROR = "Timed out in background"
-CANCELLED_RESULT = "Cancelled: the user stopped the turn before this call finished."
 DEFAULT_BACKGROUND_TIMEOUT = 120.0
-DEFAULT_ACTIVITY_TIMEOUT = 30.0
+DEFAULT_SUMMARY_TIMEOUT = 30.0
 
 
 @dataclass(slots=True)
@@ -139,17 +137,21 @@ class _Call:
     call_id: str
     name: str
     tool: Tool | None
-    block: int
-    label_bearing: bool
+    group: int
+    carries_intent: bool
     chunks: list[str] = field(default_factory=list)
     ended: bool = False
     args: dict[str, Any] | None = None
     args_problem: str | None = None
     task: asyncio.Task[None] | None = None
     backgrounded: bool = False
-    settled: FinalState | None = None
+    final_state: FinalState | None = None
+    """None while the call is in flight."""
     model_result: ToolResult | None = None
+    """The handle the model got for a call run in the background (None for the others)."""
     final_result: ToolResult | None = None
+    settlement: CallSettled | None = None
+    """The call's settlement as the log stores it: what the history sends back."""
 
     @property
     def arguments(self) -> str:
@@ -163,7 +165,7 @@ class _Call:
 class _Round:
     """What one provider response produced."""
 
-    block: int | None = None
+    group: int | None = None
     calls: list[_Call] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
     stop_reason: str | None = None
@@ -188,9 +190,9 @@ class TurnRun:
         max_tokens: int = 4096,
         max_rounds: int = 8,
         stop: asyncio.Event | None = None,
-        activity: ActivityLabeler | None = None,
+        summarizer: Summarizer | None = None,
         background_timeout: float = DEFAULT_BACKGROUND_TIMEOUT,
-        activity_timeout: float = DEFAULT_ACTIVITY_TIMEOUT,
+        summary_timeout: float = DEFAULT_SUMMARY_TIMEOUT,
         seq: SeqCounter | None = None,
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT_S,
         goals: IntentRegistry | None = None,
@@ -206,9 +208,9 @@ class TurnRun:
         self._max_tokens = max_tokens
         self._max_rounds = max(1, max_rounds)
         self._stop = stop
-        self._activity = activity
+        self._summarizer = summarizer
         self._background_timeout = background_timeout
-        self._activity_timeout = activity_timeout
+        self._summary_timeout = summary_timeout
         self._tool_timeout = tool_timeout
         self._capabilities = frozenset(capabilities)
 
@@ -220,26 +222,33 @@ class TurnRun:
             {**dict(tool.definition), "name": name} for name, tool in self._tools.items()
         ]
         action_ids = [tool.tool_id for tool in self._tools.values() if tool.kind == "action"]
+        options = canonical_tool_options(tool_options or {}, action_ids)
+        tool_ids = {name: tool.tool_id for name, tool in self._tools.items()}
         shaped = apply_capabilities(
             definitions,
-            canonical_tool_options(tool_options or {}, action_ids),
+            options,
             capabilities=self._capabilities,
-            tool_ids={name: tool.tool_id for name, tool in self._tools.items()},
+            tool_ids=tool_ids,
             strict=strict,
         )
         self.definitions: list[dict[str, Any]] = [_plain(d) for d in shaped.definitions]
         """The tool definitions the model is offered (after the capability pipeline)."""
-        self.label_tool_names: frozenset[str] = frozenset(shaped.label_tool_names)
-        """The label gate: tools whose calls carry an intent label."""
+        self.intent_tool_names: frozenset[str] = frozenset(shaped.intent_tool_names)
+        """The label gate: tools whose calls carry an intent."""
         # Deferred tools wait in the registry until `tool_search` finds them; the
         # registry entries already went through the same injection, intent first.
-        self._registry = dict(shaped.registry or {})
-        self._deferred = [name for name in shaped.deferred_names if name in self._registry]
-        if self._deferred:
-            search = tool_search_definition(intents=TOOL_INTENTS_CAPABILITY in capabilities)
-            self.definitions.append(dict(to_strict_tool(search)) if strict else search)
+        self._search = ToolSearch(
+            shaped.registry,
+            shaped.deferred_names,
+            tool_options=options,
+            tool_ids=tool_ids,
+            intents=TOOL_INTENTS_CAPABILITY in capabilities,
+            strict=strict,
+        )
+        if self._search.offered:
+            self.definitions.append(_plain(self._search.definition()))
             if TOOL_INTENTS_CAPABILITY in capabilities:
-                self.label_tool_names = self.label_tool_names | {TOOL_SEARCH_NAME}
+                self.intent_tool_names = self.intent_tool_names | {TOOL_SEARCH_NAME}
         self.background_tool_names: frozenset[str] = (
             frozenset(shaped.background_tool_names)
             if RUN_IN_BACKGROUND_CAPABILITY in capabilities
@@ -262,7 +271,7 @@ class TurnRun:
         if self._goals is not None:
             select: Any = self._goals.with_intent()
             if TOOL_INTENTS_CAPABILITY in capabilities:
-                self.label_tool_names = self.label_tool_names | {SELECT_INTENT_TOOL_NAME}
+                self.intent_tool_names = self.intent_tool_names | {SELECT_INTENT_TOOL_NAME}
             else:
                 select = remove_intent_param(select)
             self.definitions = [_plain(to_strict_tool(select) if strict else select)]
@@ -271,20 +280,22 @@ class TurnRun:
         """Neutral messages this turn added (user, assistant, tool), complete after TurnDone."""
         self.stop_reason: str | None = None
         self.error: str | None = None
+        self.error_kind: FailureKind | None = None
+        """What kind of failure `error` is, when known (core/failures.py)."""
 
         self._seq = seq or SeqCounter()
         self._queue: asyncio.Queue[TurnEvent] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._done = False
-        self._block_count = 0
-        self._blocks: dict[int, list[_Call]] = {}
-        self._open_blocks: set[int] = set()
+        self._group_count = 0
+        self._groups: dict[int, list[_Call]] = {}
+        self._open_groups: set[int] = set()
         self._calls: dict[str, _Call] = {}
         self._wire_ids: dict[str, str] = {}
         """The provider's call id -> the turn-unique id of the latest call that used it."""
         self._round: _Round | None = None
         self._background: dict[str, asyncio.Task[None]] = {}
-        self._labelling: list[asyncio.Task[None]] = []
+        self._summarizing: list[asyncio.Task[None]] = []
         self._stop_requested = False
         self._closing = False
         self._background_on = RUN_IN_BACKGROUND_CAPABILITY in self._capabilities
@@ -335,11 +346,14 @@ class TurnRun:
         except Exception as exc:  # a bug in the loop must still end the turn visibly
             await self._cancel_everything(state="error", error=_describe(exc))
             stop_reason, error = "error", f"Internal error in the run loop: {_describe(exc)}"
+            self.error_kind = "internal"
         finally:
             if watcher is not None:
                 watcher.cancel()
         self.stop_reason, self.error = stop_reason, error
-        self._emit(TurnDone(self._next_seq(), stop_reason, error))
+        if error is None:
+            self.error_kind = None
+        self._emit(TurnDone(self._next_seq(), stop_reason, error, error_kind=self.error_kind))
         self._done = True
 
     def _watch_stop(self) -> asyncio.Task[None] | None:
@@ -409,6 +423,7 @@ class TurnRun:
                 elif isinstance(event, StreamEnd):
                     rnd.stop_reason = event.stop_reason
         except Exception as exc:
+            self.error_kind = failure_kind(exc)
             return f"The model provider failed: {_describe(exc)}"
         finally:
             closer = getattr(stream, "aclose", None)
@@ -423,21 +438,21 @@ class TurnRun:
         # into the first call.
         call_id = unique_call_id(event.call_id, self._calls)
         self._wire_ids[event.call_id] = call_id
-        if rnd.block is None:
-            rnd.block = self._block_count
-            self._block_count += 1
-            self._blocks[rnd.block] = []
-            self._open_blocks.add(rnd.block)
+        if rnd.group is None:
+            rnd.group = self._group_count
+            self._group_count += 1
+            self._groups[rnd.group] = []
+            self._open_groups.add(rnd.group)
         tool = self._tools.get(event.name) or self._index.resolve(event.name)
         call = _Call(
             call_id=call_id,
             name=event.name,
             tool=tool,
-            block=rnd.block,
-            label_bearing=event.name in self.label_tool_names,
+            group=rnd.group,
+            carries_intent=event.name in self.intent_tool_names,
         )
         self._calls[call.call_id] = call
-        self._blocks[rnd.block].append(call)
+        self._groups[rnd.group].append(call)
         rnd.calls.append(call)
         self._emit(
             CallStarted(
@@ -446,9 +461,10 @@ class TurnRun:
                 # The card names the tool as people know it (`search_code`), even when the
                 # model had to address it by its disambiguated id.
                 tool.name if tool is not None else call.name,
-                call.block,
+                call.group,
                 server=tool.server if tool is not None else None,
-                label_bearing=call.label_bearing,
+                label_bearing=call.carries_intent,
+                called_as=call.name if tool is not None and tool.name != call.name else None,
             )
         )
 
@@ -480,7 +496,7 @@ class TurnRun:
             self._settle(call, self._check_background(args))
             return
         searchable = self._goals is None or self.goal is not None
-        if tool is None and call.name == TOOL_SEARCH_NAME and self._deferred and searchable:
+        if tool is None and call.name == TOOL_SEARCH_NAME and self._search.offered and searchable:
             self._settle(call, self._search_tools(strip_intent(args)))
             return
         if tool is None and call.name == SELECT_INTENT_TOOL_NAME and self._goals is not None:
@@ -498,7 +514,7 @@ class TurnRun:
                 ToolResult(f"Unknown tool '{call.name}'. Available tools: {known}.", True),
             )
             return
-        if call.label_bearing:
+        if call.carries_intent:
             args = strip_intent(args)
         background = False
         if call.name in self.background_tool_names:
@@ -533,14 +549,14 @@ class TurnRun:
             tool.tool_id for name, tool in self._tools.items() if self._goals.allows(goal.id, name)
         }
         self.goal = goal.id
-        self._deferred = [name for name in self._deferred if self._in_goal(name)]
+        self._search.keep(self._in_goal)
         self.definitions = [
             definition
             for definition in self._all_definitions
             if self._in_goal(definition["name"])
-            and (definition["name"] != TOOL_SEARCH_NAME or self._deferred)
+            and (definition["name"] != TOOL_SEARCH_NAME or self._search.remaining)
         ]
-        self._emit(GoalSelected(self._next_seq(), goal.id, goal_label(goal)))
+        self._emit(GoalSelected(self._next_seq(), goal.id, goal_line(goal)))
         offered = [definition["name"] for definition in self.definitions]
         chosen: dict[str, Any] = {"goal": goal.id, "tools": offered}
         serving = self._scopes_of(goal.id)
@@ -548,7 +564,7 @@ class TurnRun:
             chosen["scopes"] = serving
         return ToolResult(
             json.dumps(chosen, ensure_ascii=False),
-            outcome=f"Goal: {goal_label(goal)}",
+            outcome=f"Goal: {goal_line(goal)}",
         )
 
     def _scopes_of(self, goal_id: str) -> list[dict[str, Any]]:
@@ -580,33 +596,15 @@ class TurnRun:
         )
 
     def _search_tools(self, args: object) -> ToolResult:
-        """The host side of `tool_search`: promote the deferred tools that match."""
-        query = args.get("query") if isinstance(args, Mapping) else None
-        if not isinstance(query, str) or not query.strip():
-            return ToolResult("tool_search needs a non-empty 'query' string.", is_error=True)
-        found = rank_tools(query, {name: self._registry[name] for name in self._deferred})
-        if not found:
-            names = ", ".join(self._deferred)
-            return ToolResult(
-                f"No deferred tool matches {query!r}. Deferred tools: {names}.",
-                outcome=f"No tools found for {query.strip()}",
-            )
-        promoted = [self._registry[name] for name in found]
-        if self._strict:
-            promoted = [dict(to_strict_tool(definition)) for definition in promoted]
-        self.definitions = [*self.definitions, *(_plain(d) for d in promoted)]
-        self._deferred = [name for name in self._deferred if name not in found]
-        self.label_tool_names = self.label_tool_names | {
-            name for name in found if name_has_intent_label(self._registry[name])
-        }
-        listing = [
-            {"name": name, "description": self._registry[name].get("description", "")}
-            for name in found
-        ]
-        return ToolResult(
-            json.dumps({"loaded": listing}, ensure_ascii=False),
-            outcome=f"Found {len(found)} tool{'s' if len(found) != 1 else ''} for {query.strip()}",
-        )
+        """The host side of `tool_search`: offer what it found from the next round on."""
+        answer = self._search.search(args, self.definitions)
+        offered = [*self.definitions, *(_plain(d) for d in answer.promoted)]
+        if not self._search.remaining:
+            # Nothing is left to find: stop offering the search.
+            offered = [d for d in offered if d["name"] != TOOL_SEARCH_NAME]
+        self.definitions = offered
+        self.intent_tool_names = self.intent_tool_names | answer.intent_tool_names
+        return answer.result
 
     def _check_background(self, args: Mapping[str, Any]) -> ToolResult:
         """The host side of `check_background_task`: status, or the result once finished."""
@@ -623,7 +621,7 @@ class TurnRun:
         for task_id in ids:
             call = self._calls[task_id]
             entry: dict[str, Any] = {"background_task_id": task_id, "tool": call.name}
-            if call.settled is None:
+            if call.final_state is None:
                 entry["status"] = "running"
             else:
                 result = call.final_result or ToolResult("")
@@ -647,42 +645,38 @@ class TurnRun:
         self._emit(CallBackgrounded(self._next_seq(), call.call_id))
 
         async def harvest() -> None:
-            self._settle(call, await _invoke(tool, call.name, args), for_model=False)
+            self._settle(call, await _invoke(tool, call.name, args))
 
         self._background[call.call_id] = asyncio.create_task(harvest())
 
-    def _settle(self, call: _Call, result: ToolResult, *, for_model: bool = True) -> None:
-        if call.settled is not None:
+    def _settle(self, call: _Call, result: ToolResult) -> None:
+        if call.final_state is not None:
             return
         state: FinalState = "error" if result.is_error else "settled"
-        call.settled = state
+        call.final_state = state
         call.final_result = result
-        if for_model:
-            call.model_result = result
-        self._emit(
-            CallSettled(
-                self._next_seq(),
-                call.call_id,
-                state,
-                output=result.output,
-                outcome=result.outcome,
-                outcome_patch=dict(result.outcome_patch) if result.outcome_patch else None,
-                error=(result.output or "The tool reported an error") if result.is_error else None,
-            )
+        call.settlement = CallSettled(
+            self._next_seq(),
+            call.call_id,
+            state,
+            output=result.output,
+            outcome=result.outcome,
+            outcome_patch=dict(result.outcome_patch) if result.outcome_patch else None,
+            error=(result.output or "The tool reported an error") if result.is_error else None,
         )
-        self._maybe_label(call.block)
+        self._emit(call.settlement)
+        self._maybe_summarize(call.group)
 
     def _settle_as(self, call: _Call, state: FinalState, message: str | None) -> None:
         """Settle without a tool result (cut off, stream failed, cancelled)."""
-        if call.settled is not None:
+        if call.final_state is not None:
             return
-        call.settled = state
+        call.final_state = state
         text = message or CANCELLED_RESULT
         call.final_result = ToolResult(text, is_error=True)
-        if call.model_result is None:
-            call.model_result = call.final_result
-        self._emit(CallSettled(self._next_seq(), call.call_id, state, error=message))
-        self._maybe_label(call.block)
+        call.settlement = CallSettled(self._next_seq(), call.call_id, state, error=message)
+        self._emit(call.settlement)
+        self._maybe_summarize(call.group)
 
     def _settle_unfinished(self, rnd: _Round, state: FinalState, message: str | None) -> None:
         """After the stream: settle calls that never started running.
@@ -690,7 +684,7 @@ class TurnRun:
         `message` None means the stream ended normally, so each call gets its own reason.
         """
         for call in rnd.calls:
-            if call.task is not None or call.settled is not None:
+            if call.task is not None or call.final_state is not None:
                 continue
             if message is not None:
                 reason = message
@@ -702,9 +696,9 @@ class TurnRun:
             else:
                 reason = call.args_problem or "Invalid arguments"
             self._settle_as(call, state, reason)
-        if rnd.block is not None:
-            self._open_blocks.discard(rnd.block)
-            self._maybe_label(rnd.block)
+        if rnd.group is not None:
+            self._open_groups.discard(rnd.group)
+            self._maybe_summarize(rnd.group)
 
     async def _await_round(self, rnd: _Round) -> None:
         tasks = [call.task for call in rnd.calls if call.task is not None]
@@ -716,37 +710,13 @@ class TurnRun:
         if rnd.recorded:
             return
         rnd.recorded = True
-        text = "".join(rnd.text)
-        if not text and not rnd.calls:
-            return
-        assistant: dict[str, Any] = {"role": "assistant", "content": text}
-        if rnd.calls:
-            assistant["tool_calls"] = [
-                {
-                    "id": call.call_id,
-                    "name": call.name,
-                    # Unparsable arguments would be refused when the history is sent back.
-                    "arguments": call.arguments if call.args is not None else "{}",
-                }
-                for call in rnd.calls
-            ]
-        self.new_messages.append(assistant)
-        for call in rnd.calls:
-            result = call.model_result or ToolResult(CANCELLED_RESULT, is_error=True)
-            self.new_messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": call.call_id,
-                    "name": call.name,
-                    "content": result.output,
-                    "is_error": result.is_error,
-                }
-            )
+        calls = [_history_call(call) for call in rnd.calls]
+        self.new_messages.extend(round_messages("".join(rnd.text), calls))
 
     # --- end of turn ----------------------------------------------------------------------
 
     async def _finish(self, stop_reason: str, error: str | None) -> tuple[str, str | None]:
-        """Harvest background calls (bounded), then wait for pending activity labels."""
+        """Harvest background calls (bounded), then wait for pending summaries."""
         pending = [task for task in self._background.values() if not task.done()]
         if pending:
             _, late = await asyncio.wait(pending, timeout=self._background_timeout)
@@ -756,8 +726,8 @@ class TurnRun:
                     self._settle_as(self._calls[call_id], "error", BACKGROUND_TIMEOUT_ERROR)
             if late:
                 await asyncio.wait(late)
-        if self._labelling:
-            _, late = await asyncio.wait(self._labelling, timeout=self._activity_timeout)
+        if self._summarizing:
+            _, late = await asyncio.wait(self._summarizing, timeout=self._summary_timeout)
             for task in late:
                 task.cancel()
         return stop_reason, error
@@ -771,7 +741,7 @@ class TurnRun:
             for task in [
                 *(call.task for call in self._calls.values()),
                 *self._background.values(),
-                *self._labelling,
+                *self._summarizing,
             ]
             if task is not None and not task.done()
         ]
@@ -785,29 +755,29 @@ class TurnRun:
         if self._round is not None:
             self._record_round(self._round)
 
-    # --- activity labels ------------------------------------------------------------------
+    # --- summaries ------------------------------------------------------------------------
 
-    def _maybe_label(self, block: int) -> None:
-        if self._activity is None or block in self._open_blocks:
+    def _maybe_summarize(self, group: int) -> None:
+        if self._summarizer is None or group in self._open_groups:
             return
-        calls = self._blocks.get(block, [])
-        # Only a block with a group header can show the label: a lone call's would be
+        calls = self._groups.get(group, [])
+        # Only a group with a header can show the summary: a lone call's would be
         # paid for and never seen.
-        if len(calls) < GROUP_HEADER_MIN_CALLS or any(c.settled is None for c in calls):
+        if len(calls) < GROUP_HEADER_MIN_CALLS or any(c.final_state is None for c in calls):
             return
         if self._stop_requested or self._closing:
             return
         entries = [_entry(call) for call in calls]
-        self._labelling.append(asyncio.create_task(self._label(block, entries)))
+        self._summarizing.append(asyncio.create_task(self._summarize(group, entries)))
 
-    async def _label(self, block: int, entries: list[ActivityEntry]) -> None:
-        assert self._activity is not None
+    async def _summarize(self, group: int, entries: list[SummaryEntry]) -> None:
+        assert self._summarizer is not None
         try:
-            label = await self._activity.label(entries)
+            summary = await self._summarizer.summarize(entries)
         except Exception:
-            return  # no label: the header stays on the settled outcome (docs/labels.md)
-        if isinstance(label, str) and label.strip() and not self._done:
-            self._emit(ActivityLabel(self._next_seq(), block, label.strip()))
+            return  # no summary: the header stays on the settled outcome (docs/labels.md)
+        if isinstance(summary, str) and summary.strip() and not self._done:
+            self._emit(ActivityLabel(self._next_seq(), group, summary.strip()))
 
     # --- plumbing -------------------------------------------------------------------------
 
@@ -876,17 +846,30 @@ def _parse_args(name: str, text: str) -> tuple[dict[str, Any] | None, str | None
     return value, None
 
 
-def _entry(call: _Call) -> ActivityEntry:
+def _history_call(call: _Call) -> HistoryCall:
+    """The call as the model reads it back (`core.history`): the handle it got for a run
+    in the background, else its settlement, by the same rules as a stored turn."""
+    if call.model_result is not None:
+        result, is_error = call.model_result.output, call.model_result.is_error
+    elif call.settlement is not None:
+        done = call.settlement
+        result, is_error = call_result(done.state, done.output, done.error)
+    else:
+        result, is_error = call_result(None, "", None)
+    return HistoryCall(call.call_id, call.name, call.arguments, result, is_error)
+
+
+def _entry(call: _Call) -> SummaryEntry:
     result = call.final_result or ToolResult("")
-    return ActivityEntry(
+    return SummaryEntry(
         tool_name=call.name,
-        # The raw text the model wrote: the intent stays in, it is what the labeller
+        # The raw text the model wrote: the intent stays in, it is what the summarizer
         # reads to say what the call was for (only tool bodies get it stripped).
         tool_input=call.arguments,
-        status=call.settled or "cancelled",
+        status=call.final_state or "cancelled",
         output=result.output,
-        outcome=result.outcome if call.label_bearing else None,
-        intent=read_intent(call.arguments) if call.label_bearing else None,
+        outcome=result.outcome if call.carries_intent else None,
+        intent=read_intent(call.arguments) if call.carries_intent else None,
     )
 
 

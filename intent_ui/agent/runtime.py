@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from intent_ui.agent.activity import ActivityLabeler, DemoActivityLabeler, ModelActivityLabeler
+from intent_ui.agent.activity import DemoSummarizer, ModelSummarizer, Summarizer
 from intent_ui.agent.providers.anthropic import AnthropicProvider
 from intent_ui.agent.providers.base import Provider
 from intent_ui.agent.providers.demo import DemoProvider
@@ -40,6 +40,7 @@ from intent_ui.agent.tools.registry import build_tools, tool_family_of
 from intent_ui.config import DEFAULT_DEMO_PACING_MS, AppConfig, EndpointConfig, ModelSpec
 from intent_ui.core.capabilities.intent import (
     TOOL_INTENTS_CAPABILITY,
+    intent_refusal,
     synthesize_intent_tool_options,
 )
 from intent_ui.core.capabilities.selection import TOOL_SELECTION_WILDCARD
@@ -52,24 +53,47 @@ __all__ = ["AgentRuntime", "UnknownEndpointError"]
 logger = logging.getLogger(__name__)
 
 
-def unknown_spec_tools(specs: Sequence[ModelSpec], tools: Sequence[Tool]) -> list[str]:
-    """One readable warning per model spec whose `describe_intent` list names no tool.
+def spec_tool_warnings(specs: Sequence[ModelSpec], tools: Sequence[Tool]) -> list[str]:
+    """Readable warnings for model specs whose `describe_intent` list names a tool that
+    never gets an intent: no such tool, or one that cannot carry a label (with why).
 
     A name may be a tool id (`search_code_mcp_github`) or a tool name (`search_code`).
     """
     known_ids = sorted({tool.tool_id for tool in tools})
-    known = set(known_ids) | {tool.name for tool in tools}
     warnings = []
     for index, spec in enumerate(specs):
         if not isinstance(spec.describe_intent, list):
             continue
-        unknown = [name for name in spec.describe_intent if name not in known]
+        where = f"model_specs[{index}] ({spec.name}): describe_intent names"
+        unknown, refused = [], []
+        for name in spec.describe_intent:
+            named = [tool for tool in tools if name in (tool.tool_id, tool.name)]
+            reasons = [intent_refusal(tool.definition) for tool in named]
+            if not named:
+                unknown.append(name)
+            elif all(reasons):
+                refused.append(f"{name} ({reasons[0]})")
         if unknown:
             warnings.append(
-                f"model_specs[{index}] ({spec.name}): describe_intent names unknown tools "
-                f"{', '.join(unknown)}; known tools: {', '.join(known_ids) or 'none'}"
+                f"{where} unknown tools {', '.join(unknown)}; "
+                f"known tools: {', '.join(known_ids) or 'none'}"
             )
+        if refused:
+            warnings.append(f"{where} tools that never get an intent: {'; '.join(refused)}")
     return warnings
+
+
+def _spec_tool_ids(selection: object, tools: Sequence[Tool]) -> object:
+    """A spec's selection with each tool name replaced by the ids of the tools so named
+    (options are keyed by id); ids and unknown names stay as written."""
+    if not isinstance(selection, list):
+        return selection
+    ids = {tool.tool_id for tool in tools}
+    out: list[str] = []
+    for name in selection:
+        same_name = [tool.tool_id for tool in tools if tool.name == name]
+        out.extend([name] if name in ids or not same_name else same_name)
+    return out
 
 
 class UnknownEndpointError(LookupError):
@@ -115,7 +139,7 @@ class AgentRuntime:
             self.config, memory_store=self.memory_store, mcp_manager=self._mcp
         )
         self._started = True
-        for warning in unknown_spec_tools(self.config.model_specs, self._tools):
+        for warning in spec_tool_warnings(self.config.model_specs, self._tools):
             logger.warning("%s", warning)
 
     def set_action_tools(self, actions_by_owner: Mapping[str, Sequence[Tool]]) -> None:
@@ -188,15 +212,15 @@ class AgentRuntime:
         self._providers[endpoint.name] = provider
         return provider
 
-    def labeler_for(self, endpoint_name: str | None = None) -> ActivityLabeler | None:
-        """The activity labeller for the endpoint, or None when `activity_label` is off."""
+    def summarizer_for(self, endpoint_name: str | None = None) -> Summarizer | None:
+        """The endpoint's summarizer, or None when its `activity_label` is off."""
         endpoint = self.endpoint(endpoint_name)
         if not endpoint.activity_label:
             return None
         if endpoint.kind == "demo":
-            return DemoActivityLabeler()
+            return DemoSummarizer()
         model = endpoint.activity_model or self.default_model(endpoint.name)
-        return ModelActivityLabeler(self.provider_for(endpoint.name), model)
+        return ModelSummarizer(self.provider_for(endpoint.name), model)
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -248,7 +272,8 @@ class AgentRuntime:
         if TOOL_INTENTS_CAPABILITY not in self.config.capabilities:
             return {}
         synthesized = synthesize_intent_tool_options(
-            spec.describe_intent, [tool.tool_id for tool in self._tools]
+            _spec_tool_ids(spec.describe_intent, self._tools),
+            [tool.tool_id for tool in self._tools],
         )
         return dict(synthesized) if synthesized else self.default_tool_options()
 
@@ -296,7 +321,7 @@ class AgentRuntime:
             max_tokens=found.max_tokens,
             max_rounds=max_rounds,
             stop=stop,
-            activity=self.labeler_for(found.name),
+            summarizer=self.summarizer_for(found.name),
             seq=seq,
             tool_timeout=self.config.tool_timeout_s,
             goals=registry,

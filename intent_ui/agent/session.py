@@ -234,7 +234,7 @@ class TurnSession:
         label_seq = None
         if isinstance(event, ArgsDelta):
             record = self.view.call(event.call_id)
-            label_seq = record.seq if record is not None else None
+            label_seq = record.label_seq if record is not None else None
         elif isinstance(event, ArgsComplete) and event.arguments == self.view.arguments(
             event.call_id
         ):
@@ -244,7 +244,7 @@ class TurnSession:
         label_moved = False
         if label_seq is not None:
             record = self.view.call(event.call_id)  # type: ignore[union-attr]
-            label_moved = record is not None and record.seq != label_seq
+            label_moved = record is not None and record.label_seq != label_seq
         self._log.append(logged, label_moved=label_moved)
         if isinstance(event, TurnDone):
             self._log.finish(self.view, event)

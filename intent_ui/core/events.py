@@ -23,7 +23,14 @@ from intent_ui.core.states import FinalState
 
 @dataclass(frozen=True, slots=True)
 class CallStarted:
-    """The provider opened a tool call (its id and name arrived)."""
+    """The provider opened a tool call (its id and name arrived).
+
+    `block` is the index of the call's group (one per round that calls tools) and
+    `label_bearing` whether the call carries an intent (the label gate); both are stored
+    under these names. `tool` is the name people know the tool by; `called_as` is the
+    name the model called it by, when that differs (a tool whose name another tool of the
+    turn shares is offered under its tool id), so the history sent back names it so.
+    """
 
     seq: int
     call_id: str
@@ -32,6 +39,7 @@ class CallStarted:
     server: str | None = None
     label_bearing: bool = False
     at: float = 0.0
+    called_as: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +93,8 @@ class TextDelta:
 
 @dataclass(frozen=True, slots=True)
 class ActivityLabel:
-    """A fast-model summary for one tool-call block: its header once it arrives."""
+    """A fast-model summary for one group (`block` is its index, as in `CallStarted`): its
+    header once it arrives."""
 
     seq: int
     block: int
@@ -103,12 +112,15 @@ class GoalSelected:
 
 @dataclass(frozen=True, slots=True)
 class TurnDone:
-    """The turn ended. `error` is a readable message when it ended badly."""
+    """The turn ended. `error` is a readable message when it ended badly; `error_kind`
+    says what kind of failure it was, when known (`core/failures.py` lists the kinds and
+    the plain message each is shown with)."""
 
     seq: int
     stop_reason: str
     error: str | None = None
     at: float = 0.0
+    error_kind: str | None = None
 
 
 TurnEvent = (

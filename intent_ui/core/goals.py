@@ -1,11 +1,12 @@
 """An agent's turn-level goals: the stored shape, its validation, and tool families.
 
-A goal is a registered intent (`core.registry`) whose delegates are tool *families*. An
-agent stores its goals as a list of registrations (`{"id", "description", "delegates"}`,
-the builder's fields, and any other registry field but `resolve`, which is code); when it
-has any, each turn starts with the model choosing one through the registry's
-`select_intent` tool, and the goal narrows the turn's tools to its families. A stored goal
-is offered for selection unless it says otherwise (`as_intent` defaults to true).
+A goal is a registration in the goal registry (`core.registry`, whose API calls it an
+intent) whose delegates are tool *families*. An agent stores its goals as a list of
+registrations (`{"id", "description", "delegates"}`, the builder's fields, and any other
+registry field but `resolve`, which is code); when it has any, each turn starts with the
+model choosing one through the registry's `select_intent` tool, and the goal narrows the
+turn's tools to its families. A stored goal is offered for selection unless it says
+otherwise (`as_intent` defaults to true).
 
 One function derives a tool's family, for the builder (which lists the families a goal
 may delegate to) and the run loop (which filters by them) alike, so the two cannot
@@ -42,7 +43,7 @@ __all__ = [
     "NATIVE_FAMILIES",
     "SCOPE_FIELDS",
     "GoalError",
-    "goal_label",
+    "goal_line",
     "goal_registry",
     "scope_registry",
     "tool_family",
@@ -129,8 +130,8 @@ def goal_registry(goals: Sequence[Mapping[str, Any]]) -> IntentRegistry:
         raise GoalError(str(exc).replace("intent ", "Goal ", 1)) from exc
 
 
-def goal_label(goal: IntentDescription) -> str:
-    """What the turn's goal line shows for a chosen goal: its description."""
+def goal_line(goal: IntentDescription) -> str:
+    """The turn's goal line for a chosen goal: its description."""
     return goal.description
 
 

@@ -1,7 +1,7 @@
 """A tool-call group's header; the rules in words: docs/labels.md (Group header).
 
-`group_header(calls, activity_label)` resolves the three-phase header by its precedence:
-resolved activity label > latest in-flight intent > latest settled outcome > subagent /
+`group_header(calls, summary)` resolves the three-phase header by its precedence:
+resolved summary > latest in-flight intent > latest settled outcome > subagent /
 ask-question counts > `Used N tools`. "Latest" means the highest `seq` (stamped when the
 change arrived), never list order, so out-of-order settlement cannot rewind the header.
 Its text is raw (unsanitised): pass it through `sanitize_label` when rendering.
@@ -28,11 +28,11 @@ __all__ = [
 ]
 
 HeaderPhase = Literal["in_flight", "settled", "summarized"]
-HeaderSource = Literal["activity", "intent", "outcome", "subagents", "questions", "count"]
+HeaderSource = Literal["summary", "intent", "outcome", "subagents", "questions", "count"]
 HeaderGlyph = Literal["tools", "subagents", "questions"]
 
 GROUP_HEADER_MIN_CALLS = 2
-"""A block shows a group header (and so can show an activity label) from this many calls;
+"""A group shows a header (and so can show a summary) from this many calls;
 a single call is shown as its card alone."""
 
 
@@ -43,7 +43,7 @@ class HeaderView:
     `text` is the label without the server suffix; the UI renders `server_suffix` in its
     own span (it is empty while the header shows a live intent, and when the calls do not
     share a server). `aria_label` always carries the call count. `collapse` is true only
-    when a resolved activity label is shown: an intent header keeps the group open.
+    when a resolved summary is shown: an intent header keeps the group open.
     `glyph` keeps the category icon even when intent text is shown.
     """
 
@@ -73,12 +73,12 @@ def tool_name_summary(calls: Iterable[CallView]) -> str | None:
 
 def group_header(
     calls: Iterable[CallView],
-    activity_label: str | None = None,
+    summary: str | None = None,
     lang: str = DEFAULT_LANGUAGE,
 ) -> HeaderView:
     """Resolve a group's header by the precedence chain (docs/labels.md, Group header).
 
-    A non-blank activity label always wins (it is only generated once the block's batch
+    A non-blank summary always wins (it is only generated once the group's batch
     has returned, so in practice it arrives after the calls settled); a pending or blank
     one is ignored, so the header stays at the settled phase.
     """
@@ -90,8 +90,8 @@ def group_header(
     suffix = translate("group.server_suffix", lang, server=server) if server else ""
     phase: HeaderPhase = "in_flight" if in_flight else "settled"
 
-    text, source = _header_text(group, activity_label, glyph, in_flight, count, lang)
-    if source == "activity":
+    text, source = _header_text(group, summary, glyph, in_flight, count, lang)
+    if source == "summary":
         phase = "summarized"
     # The live intent is shown bare, reading as the live edge; the suffix returns at settle.
     shown_suffix = "" if source == "intent" else suffix
@@ -117,24 +117,24 @@ def group_header(
         live=live,
         server_suffix=shown_suffix,
         count=count,
-        collapse=source == "activity",
+        collapse=source == "summary",
     )
 
 
 def _header_text(
     group: tuple[CallView, ...],
-    activity_label: str | None,
+    summary: str | None,
     glyph: HeaderGlyph,
     in_flight: bool,
     count: int,
     lang: str,
 ) -> tuple[str, HeaderSource]:
-    if activity_label is not None and has_label_text(activity_label):
-        return activity_label, "activity"
+    if summary is not None and has_label_text(summary):
+        return summary, "summary"
     live = _latest(
         call
         for call in group
-        if call.in_flight and call.label_bearing and has_label_text(call.intent)
+        if call.in_flight and call.carries_intent and has_label_text(call.intent)
     )
     if live is not None:
         return card_label(live, lang), "intent"
@@ -142,7 +142,7 @@ def _header_text(
         call
         for call in group
         if call.final
-        and call.label_bearing
+        and call.carries_intent
         and (has_label_text(call.intent) or has_label_text(call.outcome))
     )
     if settled is not None:
@@ -157,10 +157,10 @@ def _header_text(
 
 
 def _latest(calls: Iterable[CallView]) -> CallView | None:
-    # Highest seq wins; on a tie the later call in the group does (stable and deterministic).
+    # Highest label seq wins; on a tie the later call in the group does (stable and deterministic).
     best: CallView | None = None
     for call in calls:
-        if best is None or call.seq >= best.seq:
+        if best is None or call.label_seq >= best.label_seq:
             best = call
     return best
 

@@ -17,14 +17,14 @@ from typing import Literal
 from intent_ui.core.capabilities.intent import apply_outcome
 from intent_ui.core.locale import DEFAULT_LANGUAGE, translate
 from intent_ui.core.sanitize import has_label_text
-from intent_ui.core.states import FINAL_STATES, FOREGROUND_STATES, LIVE_STATES, CallState
+from intent_ui.core.states import FINAL_STATES, FOREGROUND_STATES, IN_FLIGHT_STATES, CallState
 
 __all__ = [
     "ASK_QUESTION_TOOL_NAMES",
     "SUBAGENT_TOOL_NAMES",
     "CallCategory",
     "CallView",
-    "card_is_live",
+    "card_is_in_flight",
     "card_label",
     "default_label",
     "tool_category",
@@ -52,25 +52,25 @@ def tool_category(tool: str) -> CallCategory:
 class CallView:
     """Everything label resolution needs about one call.
 
-    `seq` is the sequence number of the call's last label-relevant change: its first
+    `label_seq` is the sequence number of the call's last label-relevant change: its first
     parsable intent arrived, or it settled. `intent` is the (possibly partial) intent text
-    and is only honoured when `label_bearing` is true.
+    and is only honoured when `carries_intent` is true (the label gate).
     """
 
     call_id: str
     tool: str
     state: CallState
     server: str | None = None
-    label_bearing: bool = False
+    carries_intent: bool = False
     intent: str | None = None
     outcome: str | None = None
     outcome_patch: Mapping[str, str] | None = None
-    seq: int = 0
+    label_seq: int = 0
     category: CallCategory = "tool"
 
     @property
     def in_flight(self) -> bool:
-        return self.state in LIVE_STATES
+        return self.state in IN_FLIGHT_STATES
 
     @property
     def final(self) -> bool:
@@ -93,8 +93,8 @@ def card_label(call: CallView, lang: str = DEFAULT_LANGUAGE) -> str:
     """The card's label, by the table in docs/labels.md (raw text: sanitise at render)."""
     running = default_label(call.tool, call.server, settled=False, lang=lang)
     # The gate: only server-marked calls may show model text or tool-authored outcomes.
-    intent = call.intent if call.label_bearing and has_label_text(call.intent) else None
-    outcome = call.outcome if call.label_bearing and has_label_text(call.outcome) else None
+    intent = call.intent if call.carries_intent and has_label_text(call.intent) else None
+    outcome = call.outcome if call.carries_intent and has_label_text(call.outcome) else None
     state = call.state
     if state in FOREGROUND_STATES:
         return intent or running
@@ -105,7 +105,7 @@ def card_label(call: CallView, lang: str = DEFAULT_LANGUAGE) -> str:
         if outcome:
             return outcome
         if intent:
-            return _patched(intent, call.outcome_patch if call.label_bearing else None)
+            return _patched(intent, call.outcome_patch if call.carries_intent else None)
         return ran
     if state == "error":
         # A success patch ("Searching" -> "Searched") would claim success: never applied.
@@ -122,6 +122,7 @@ def _patched(intent: str, patch: Mapping[str, str] | None) -> str:
     return result if isinstance(result, str) and result else intent
 
 
-def card_is_live(call: CallView) -> bool:
-    """Whether the card shimmers: streaming, running or backgrounded."""
-    return call.state in LIVE_STATES
+def card_is_in_flight(call: CallView) -> bool:
+    """Whether the call has not ended (streaming, running or backgrounded): its card
+    shimmers."""
+    return call.state in IN_FLIGHT_STATES

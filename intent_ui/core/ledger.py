@@ -74,13 +74,14 @@ def derive_anchors(
     timestamps: Mapping[str, float] | None = None,
     agent_id: str | None = None,
 ) -> list[IntentAnchor]:
-    """Anchors for the turn's settled label-bearing calls that carry an intent, by `seq`."""
+    """Anchors for the turn's settled label-bearing calls that carry an intent, by
+    `label_seq`."""
     times = timestamps or {}
     calls = [
-        record for record in turn.calls() if record.label_bearing and has_label_text(record.intent)
+        record for record in turn.calls() if record.carries_intent and has_label_text(record.intent)
     ]
     # sorted() is stable: calls that settled under one seq keep their start order.
-    calls.sort(key=lambda record: record.seq)
+    calls.sort(key=lambda record: record.label_seq)
     return [
         IntentAnchor(
             tool_call_id=record.call_id,

@@ -70,7 +70,58 @@ _EN: dict[str, str] = {
     "ui.density_full": "Full",
     "ui.density_intents": "Intents",
     "ui.density_header": "Header only",
+    "ui.theme": "Colour theme",
+    "ui.theme_light": "Light",
+    "ui.theme_dark": "Dark",
+    "ui.theme_system": "System",
+    "ui.menu": "Conversations",
+    "ui.menu_close": "Close conversations",
     "ui.timeline": "Tool calls of this turn",
+    "ui.copy_reply": "Copy reply",
+    "ui.copy_code": "Copy code",
+    "ui.copied": "Copied",
+    "ui.copy_failed": (
+        "Could not copy: the browser refused the clipboard. Select the text and copy it instead."
+    ),
+    "ui.search": "Search conversations",
+    "ui.search_none": "No conversation matches.",
+    "ui.shortcuts": "Keyboard shortcuts",
+    "ui.shortcut_focus_input": "Go to the message box",
+    "ui.shortcut_stop": "Stop the running turn",
+    "ui.shortcut_help": "Show these shortcuts",
+    "ui.shortcuts_note": "? opens this list when you are not typing in a field.",
+    "ui.close": "Close",
+    # A turn that failed: what happened, then what to do (core/failures.py).
+    "ui.retry": "Retry",
+    "ui.error_detail": "Details",
+    "error.unreachable": "The model provider could not be reached.",
+    "error.unreachable_hint": "Check that its server is running and that the endpoint's "
+    "base_url points at it, then retry.",
+    "error.auth": "The model provider refused the API key.",
+    "error.auth_hint": "Set a valid api_key for this endpoint, one that may use this model (in "
+    "intent_ui.yaml or the environment variable it names), restart the app, then retry.",
+    "error.not_found": "The model provider knows neither this address nor this model.",
+    "error.not_found_hint": "Check the endpoint's base_url and the model name, then retry.",
+    "error.rate_limit": "The model provider is limiting requests, or the quota is used up.",
+    "error.rate_limit_hint": "Wait a moment and retry; if it keeps happening, check the plan "
+    "and quota of the API key.",
+    "error.provider": "The model provider could not answer.",
+    "error.provider_hint": "Retry in a moment; if it keeps failing, the details quote what "
+    "the provider said.",
+    "error.cut_off": "The reply was cut off: the model reached its output limit.",
+    "error.cut_off_hint": "Retry, ask for a shorter answer, or raise max_tokens for this model.",
+    "error.max_rounds": "The turn stopped after too many rounds of tool calls.",
+    "error.max_rounds_hint": "Retry, or ask for a smaller task, one step at a time.",
+    "error.internal": "The app failed while running this turn.",
+    "error.internal_hint": "Retry; if it fails again, the server log says what went wrong.",
+    "error.failed": "The turn ended with an error.",
+    "error.failed_hint": "Retry; the details say what went wrong.",
+    "error.tool": "{n} tools failed; the first was {tool}.",
+    "error.tool#one": "A tool failed: {tool}.",
+    "error.tool_hint": "The model was told and answered without its result. Check the tool "
+    "(its MCP server, action or arguments), then retry.",
+    "error.empty": "The model ended its turn without an answer.",
+    "error.empty_hint": "Retry, or ask again in other words.",
     # The agent builder (`/agents`).
     "builder.back_to_chat": "← Chat",
     "builder.new_agent": "New agent",
@@ -266,7 +317,62 @@ _ES: dict[str, str] = {
     "ui.density_full": "Completa",
     "ui.density_intents": "Intenciones",
     "ui.density_header": "Solo encabezados",
+    "ui.theme": "Tema de color",
+    "ui.theme_light": "Claro",
+    "ui.theme_dark": "Oscuro",
+    "ui.theme_system": "Sistema",
+    "ui.menu": "Conversaciones",
+    "ui.menu_close": "Cerrar conversaciones",
     "ui.timeline": "Llamadas a herramientas de este turno",
+    "ui.copy_reply": "Copiar respuesta",
+    "ui.copy_code": "Copiar código",
+    "ui.copied": "Copiado",
+    "ui.copy_failed": (
+        "No se pudo copiar: el navegador no permitió usar el portapapeles. "
+        "Selecciona el texto y cópialo."
+    ),
+    "ui.search": "Buscar conversaciones",
+    "ui.search_none": "Ninguna conversación coincide.",
+    "ui.shortcuts": "Atajos de teclado",
+    "ui.shortcut_focus_input": "Ir al cuadro de mensaje",
+    "ui.shortcut_stop": "Detener el turno en curso",
+    "ui.shortcut_help": "Mostrar estos atajos",
+    "ui.shortcuts_note": "? abre esta lista cuando no estás escribiendo en un campo.",
+    "ui.close": "Cerrar",
+    "ui.retry": "Reintentar",
+    "ui.error_detail": "Detalles",
+    "error.unreachable": "No se pudo contactar con el proveedor del modelo.",
+    "error.unreachable_hint": "Comprueba que su servidor está en marcha y que el base_url del "
+    "endpoint apunta a él; luego reintenta.",
+    "error.auth": "El proveedor del modelo rechazó la clave de API.",
+    "error.auth_hint": "Configura para este endpoint un api_key válido que pueda usar este "
+    "modelo (en intent_ui.yaml o en la variable de entorno que indica), reinicia la "
+    "aplicación y reintenta.",
+    "error.not_found": "El proveedor del modelo no conoce esta dirección ni este modelo.",
+    "error.not_found_hint": "Revisa el base_url del endpoint y el nombre del modelo; luego "
+    "reintenta.",
+    "error.rate_limit": "El proveedor del modelo está limitando las solicitudes, o se agotó "
+    "la cuota.",
+    "error.rate_limit_hint": "Espera un momento y reintenta; si sigue pasando, revisa el plan "
+    "y la cuota de la clave de API.",
+    "error.provider": "El proveedor del modelo no pudo responder.",
+    "error.provider_hint": "Reintenta en un momento; si sigue fallando, los detalles citan lo "
+    "que dijo el proveedor.",
+    "error.cut_off": "La respuesta quedó cortada: el modelo alcanzó su límite de salida.",
+    "error.cut_off_hint": "Reintenta, pide una respuesta más corta o sube max_tokens para este "
+    "modelo.",
+    "error.max_rounds": "El turno se detuvo tras demasiadas rondas de llamadas a herramientas.",
+    "error.max_rounds_hint": "Reintenta, o pide una tarea más pequeña, paso a paso.",
+    "error.internal": "La aplicación falló al ejecutar este turno.",
+    "error.internal_hint": "Reintenta; si vuelve a fallar, el registro del servidor dice qué pasó.",
+    "error.failed": "El turno terminó con un error.",
+    "error.failed_hint": "Reintenta; los detalles dicen qué salió mal.",
+    "error.tool": "Fallaron {n} herramientas; la primera fue {tool}.",
+    "error.tool#one": "Falló una herramienta: {tool}.",
+    "error.tool_hint": "El modelo lo supo y respondió sin su resultado. Revisa la herramienta "
+    "(su servidor MCP, la acción o los argumentos) y reintenta.",
+    "error.empty": "El modelo terminó su turno sin responder.",
+    "error.empty_hint": "Reintenta, o pregunta de otra manera.",
     # The agent builder (`/agents`).
     "builder.back_to_chat": "← Chat",
     "builder.new_agent": "Nuevo agente",
@@ -473,7 +579,60 @@ _JA: dict[str, str] = {
     "ui.density_full": "すべて",
     "ui.density_intents": "意図のみ",
     "ui.density_header": "見出しのみ",
+    "ui.theme": "配色",
+    "ui.theme_light": "ライト",
+    "ui.theme_dark": "ダーク",
+    "ui.theme_system": "システム",
+    "ui.menu": "会話",
+    "ui.menu_close": "会話を閉じる",
     "ui.timeline": "このターンのツール呼び出し",
+    "ui.copy_reply": "返信をコピー",
+    "ui.copy_code": "コードをコピー",
+    "ui.copied": "コピーしました",
+    "ui.copy_failed": (
+        "コピーできませんでした（ブラウザーがクリップボードを許可しませんでした）。"
+        "テキストを選択してコピーしてください。"
+    ),
+    "ui.search": "会話を検索",
+    "ui.search_none": "一致する会話はありません。",
+    "ui.shortcuts": "キーボードショートカット",
+    "ui.shortcut_focus_input": "メッセージ欄に移動",
+    "ui.shortcut_stop": "実行中のターンを停止",
+    "ui.shortcut_help": "このショートカットを表示",
+    "ui.shortcuts_note": "入力欄の外で ? を押すと、この一覧が開きます。",
+    "ui.close": "閉じる",
+    "ui.retry": "再試行",
+    "ui.error_detail": "詳細",
+    "error.unreachable": "モデルプロバイダーに接続できませんでした。",
+    "error.unreachable_hint": "サーバーが起動していて、エンドポイントの base_url がそのサーバーを"
+    "指しているか確認してから、再試行してください。",
+    "error.auth": "モデルプロバイダーが API キーを拒否しました。",
+    "error.auth_hint": "このモデルを使える有効な api_key をこのエンドポイントに設定し"
+    "（intent_ui.yaml か、そこで指定した環境変数）、アプリを再起動してから再試行してください。",
+    "error.not_found": "モデルプロバイダーはこのアドレスもこのモデルも知りません。",
+    "error.not_found_hint": "エンドポイントの base_url とモデル名を確認してから、"
+    "再試行してください。",
+    "error.rate_limit": "モデルプロバイダーがリクエストを制限しているか、利用枠を使い切りました。",
+    "error.rate_limit_hint": "少し待ってから再試行してください。続く場合は API キーのプランと"
+    "利用枠を確認してください。",
+    "error.provider": "モデルプロバイダーが応答できませんでした。",
+    "error.provider_hint": "少し待ってから再試行してください。失敗が続く場合、詳細に"
+    "プロバイダーの返答があります。",
+    "error.cut_off": "モデルが出力の上限に達したため、返答が途中で切れました。",
+    "error.cut_off_hint": "再試行するか、短い返答を頼むか、このモデルの max_tokens を"
+    "増やしてください。",
+    "error.max_rounds": "ツール呼び出しのラウンドが多すぎたため、ターンが止まりました。",
+    "error.max_rounds_hint": "再試行するか、小さな作業に分けて一つずつ頼んでください。",
+    "error.internal": "このターンの実行中にアプリでエラーが起きました。",
+    "error.internal_hint": "再試行してください。再び失敗する場合は、サーバーのログに"
+    "原因があります。",
+    "error.failed": "ターンがエラーで終わりました。",
+    "error.failed_hint": "再試行してください。詳細に原因があります。",
+    "error.tool": "{n} 個のツールが失敗しました。最初は {tool} です。",
+    "error.tool_hint": "モデルには失敗が伝えられ、その結果なしで返答しました。"
+    "ツール（MCP サーバー、アクション、引数）を確認してから再試行してください。",
+    "error.empty": "モデルは返答せずにターンを終えました。",
+    "error.empty_hint": "再試行するか、別の言い方で聞いてください。",
     # The agent builder (`/agents`).
     "builder.back_to_chat": "← チャット",
     "builder.new_agent": "新しいエージェント",

@@ -5,7 +5,8 @@ saying when it applies, the `delegates` it may hand work to (tool families such 
 `read` or `reply`), an object `input_schema` and a synchronous `resolve` that turns the
 model's validated arguments into the value handed back to the caller. `with_intent()`
 advertises every active intent marked `as_intent` as ONE selection tool, whose first
-property is the usual intent label, so choosing a goal renders like any other call.
+property is the usual intent (the call's own sentence), so choosing a goal renders like
+any other call.
 
 A *scope* is a body of material an intent works on: a category, aliases the model or
 the user may say instead of the id, the goals it serves (`goal_ids`), its knowledge
@@ -51,7 +52,7 @@ SELECT_INTENT_TOOL_NAME = "select_intent"
 """Name of the one selection tool `IntentRegistry.with_intent()` advertises."""
 
 INTENT_ID_ARG = "intent_id"
-"""Selection tool argument naming the chosen intent (`intent` is the live label)."""
+"""Selection tool argument naming the chosen goal (`intent` is the call's own intent)."""
 
 INPUT_ARG = "input"
 """Selection tool argument carrying the chosen intent's own arguments."""
@@ -120,7 +121,8 @@ class ScopeDescription:
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """A resolved choice of the selection tool: which intent, its label, its value."""
+    """A resolved choice of the selection tool: which goal (`intent_id`), the call's
+    intent, its value."""
 
     intent_id: str
     intent: str | None
@@ -408,7 +410,7 @@ class IntentRegistry:
         """One selection tool advertising every active intent marked `as_intent`.
 
         The model picks an `intent_id` from the enum and gives that intent's `input`;
-        the tool's first property is the intent label. Raises when nothing is
+        the tool's first property is the call's intent. Raises when nothing is
         advertised, since a choice among no intents is not a tool.
         """
         offered = [record for record in self._intents.values() if record.advertised]

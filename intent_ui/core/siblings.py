@@ -20,7 +20,7 @@ SIBLING_VALUE_LIMIT = 40
 
 @dataclass(frozen=True, slots=True)
 class Sibling:
-    """One card of a block, as collision checking sees it: its raw label, whether that
+    """One card of a group, as collision checking sees it: its raw label, whether that
     label is the model's (an intent or the outcome it settled into), and its parsed
     arguments (None while they do not parse, e.g. still streaming)."""
 

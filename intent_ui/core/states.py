@@ -14,7 +14,7 @@ __all__ = [
     "CALL_STATES",
     "FINAL_STATES",
     "FOREGROUND_STATES",
-    "LIVE_STATES",
+    "IN_FLIGHT_STATES",
     "CallState",
     "FinalState",
     "InFlightState",
@@ -31,9 +31,9 @@ CallState = Literal[InFlightState, FinalState]
 CALL_STATES: tuple[CallState, ...] = get_args(CallState)
 """Every state, in the order a call passes through them."""
 
-LIVE_STATES: frozenset[InFlightState] = frozenset(get_args(InFlightState))
+IN_FLIGHT_STATES: frozenset[InFlightState] = frozenset(get_args(InFlightState))
 FINAL_STATES: frozenset[FinalState] = frozenset(get_args(FinalState))
 
-FOREGROUND_STATES: frozenset[InFlightState] = LIVE_STATES - {"background"}
-"""Live states of a call its round still holds: the turn's end cancels these, while a
+FOREGROUND_STATES: frozenset[InFlightState] = IN_FLIGHT_STATES - {"background"}
+"""In-flight states of a call its round still holds: the turn's end cancels these, while a
 backgrounded call outlives the stream that started it."""

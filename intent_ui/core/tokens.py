@@ -1,4 +1,4 @@
-"""Token accounting for tool schemas: what the intent label costs per request.
+"""Token accounting for tool schemas: what the intent property costs per request.
 
 Every opted-in tool carries the intent property in its schema on every request, so the
 builder shows, per tool, the schema tokens the property adds, and per agent the total
@@ -53,9 +53,9 @@ def count_definition(definition: Mapping[str, Any], count: TokenCounter) -> int:
 
 @dataclass(frozen=True, slots=True)
 class ToolTokenCost:
-    """One tool's schema tokens without and with the intent label.
+    """One tool's schema tokens without and with the intent property.
 
-    Equal when the tool cannot carry a label (code-only, a non-object schema, or its own
+    Equal when the tool cannot carry an intent (code-only, a non-object schema, or its own
     business parameter named `intent`), so its `intent` cost is 0.
     """
 
@@ -99,7 +99,7 @@ class AgentTokenTotals:
 
     @property
     def intents(self) -> int:
-        """What the agent's intent labels cost per request."""
+        """What the agent's intent properties cost per request."""
         return self.with_intents - self.without_intents
 
 

@@ -4,30 +4,31 @@
 what changed, so a view re-renders only that:
 
 - a call id: that call's record changed (state, arguments, intent, outcome, output);
-- `"header:{block}"`: that block's header may read differently (a call's label-relevant
-  fields changed, or its activity label arrived);
+- `"header:{group}"`: that group's header may read differently (a call's label-relevant
+  fields changed, or its summary arrived);
 - `"text"`: the reply text grew;
-- `"parts"`: the part list changed shape (a new text part or a new tool block);
+- `"parts"`: the part list changed shape (a new text part or a new group);
 - `"goal"`: the turn's goal was chosen (`goal`);
 - `"done"`: the turn ended.
 
 Rules (each pinned by tests):
 
-- Parts keep arrival order. Calls group by their `block` index: a block's `ToolBlock`
-  sits where its first call appeared and later calls of the same block join it, even if
-  text arrived in between. Text after a block starts a new `TextPart`.
+- Parts keep arrival order. Calls group by their round's group index (the event's
+  `block` field): a group's `ToolGroup` sits where its first call appeared and later calls
+  of the same group join it, even if text arrived in between. Text after a group starts a
+  new `TextPart`.
 - Only label-bearing calls parse an intent: their `ArgsDelta` chunks feed an
   `IntentStream`. Other calls keep the raw argument text only, so a business parameter
   named `intent` never becomes a label (docs/labels.md, The label gate).
-- A call's label `seq` is stamped from the event when its first displayable intent
+- A call's `label_seq` is stamped from the event when its first displayable intent
   arrives and when it settles; the group header orders by it, not by list order, so a
   call settling out of order cannot rewind the header.
 - `ArgsComplete` only moves a call to `running` (and reads the final intent); the JSON
   becoming parseable never settles anything. `CallBackgrounded` -> `background`, still
   in flight (the handle is not a result). Only `CallSettled` gives a final state; a
   later `CallSettled` (a background harvest) may still update it.
-- `ActivityLabel`: a blank label is ignored, so a pending reservation never overwrites a
-  filled one.
+- `ActivityLabel` (a group's summary): a blank one is ignored, so a pending reservation
+  never overwrites a filled one.
 - `TurnDone`: calls still `streaming` or `running` become `cancelled` (whatever the stop
   reason: they can no longer finish, and must not shimmer forever). Backgrounded calls
   keep running; their harvest (or the reaper's error) arrives as a later `CallSettled`.
@@ -49,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 from intent_ui.core.capabilities.intent import read_intent
 from intent_ui.core.events import (
@@ -64,7 +65,8 @@ from intent_ui.core.events import (
     TurnDone,
     TurnEvent,
 )
-from intent_ui.core.header import HeaderView, group_header
+from intent_ui.core.header import HeaderView
+from intent_ui.core.header import group_header as resolve_group_header
 from intent_ui.core.labels import CallCategory, CallView, tool_category
 from intent_ui.core.labels import card_label as resolve_card_label
 from intent_ui.core.locale import DEFAULT_LANGUAGE
@@ -72,7 +74,7 @@ from intent_ui.core.sanitize import has_label_text
 from intent_ui.core.states import FINAL_STATES, FOREGROUND_STATES, CallState
 from intent_ui.core.streaming import IntentStream, StreamingIntent, read_streaming_intent
 
-__all__ = ["CallRecord", "Part", "TextPart", "ToolBlock", "TurnView"]
+__all__ = ["CallRecord", "ChosenGoal", "Part", "TextPart", "ToolGroup", "TurnView"]
 
 _CATEGORIES: frozenset[str] = frozenset(get_args(CallCategory))
 
@@ -85,29 +87,37 @@ class TextPart:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolBlock:
-    """One tool-call group: the calls of one block, in start order."""
+class ToolGroup:
+    """One group: the tool calls of one round, in start order."""
 
-    block: int
+    group: int
     call_ids: tuple[str, ...]
 
 
-Part = TextPart | ToolBlock
+Part = TextPart | ToolGroup
+
+
+class ChosenGoal(NamedTuple):
+    """The goal the model chose for the turn, and the goal line it shows."""
+
+    goal_id: str
+    line: str
 
 
 @dataclass(frozen=True, slots=True)
 class CallRecord:
     """Everything known about one call but its argument text (`TurnView.arguments`).
 
-    `seq` is its last label-relevant change; `started_at` / `settled_at` are epoch seconds
-    (0 when unknown).
+    `label_seq` is the seq of its last label-relevant change; `started_at` / `settled_at`
+    are epoch seconds (0 when unknown). `called_as` is the name the model called the tool
+    by when it is not `tool` (see `CallStarted`).
     """
 
     call_id: str
     tool: str
-    block: int
+    group: int
     server: str | None = None
-    label_bearing: bool = False
+    carries_intent: bool = False
     category: CallCategory = "tool"
     state: CallState = "streaming"
     args_len: int = 0
@@ -118,10 +128,11 @@ class CallRecord:
     outcome_patch: dict[str, str] | None = None
     error: str | None = None
     output: str = ""
-    seq: int = 0
+    label_seq: int = 0
     started_seq: int = 0
     started_at: float = 0.0
     settled_at: float = 0.0
+    called_as: str | None = None
 
     def view(self) -> CallView:
         return CallView(
@@ -129,17 +140,17 @@ class CallRecord:
             tool=self.tool,
             state=self.state,
             server=self.server,
-            label_bearing=self.label_bearing,
+            carries_intent=self.carries_intent,
             intent=self.intent,
             outcome=self.outcome,
             outcome_patch=self.outcome_patch,
-            seq=self.seq,
+            label_seq=self.label_seq,
             category=self.category,
         )
 
 
 @dataclass(slots=True)
-class _Block:
+class _Group:
     part_index: int
     call_ids: list[str] = field(default_factory=list)
 
@@ -150,21 +161,22 @@ class TurnView:
     def __init__(self, categorize: Callable[[str], CallCategory] = tool_category) -> None:
         self._categorize = categorize
         self._parts: list[Part] = []
-        self._blocks: dict[int, _Block] = {}
+        self._groups: dict[int, _Group] = {}
         self._calls: dict[str, CallRecord] = {}
         self._streams: dict[str, IntentStream] = {}
         self._args: dict[str, list[str]] = {}
         # Each call's label inputs, built once per label-relevant change: every push reads
         # them for every card and header, while fragments change them far less often.
         self._views: dict[str, CallView] = {}
-        self._activity: dict[int, str] = {}
+        self._summaries: dict[int, str] = {}
         self._text: list[str] = []
         self._last_seq = 0
-        self.goal: tuple[str, str] | None = None
-        """The chosen goal as (id, label), once the model chose one."""
+        self.goal: ChosenGoal | None = None
+        """The chosen goal, once the model chose one."""
         self.done = False
         self.stop_reason: str | None = None
         self.error: str | None = None
+        self.error_kind: str | None = None
 
     # --- reducing -------------------------------------------------------------------------
 
@@ -199,7 +211,7 @@ class TurnView:
             case TextDelta():
                 return self._text_delta(event)
             case ActivityLabel():
-                return self._activity_label(event)
+                return self._summary(event)
             case GoalSelected():
                 return self._goal(event)
             case TurnDone():
@@ -213,26 +225,27 @@ class TurnView:
         record = CallRecord(
             call_id=event.call_id,
             tool=event.tool,
-            block=event.block,
+            group=event.block,
             server=event.server,
-            label_bearing=bool(event.label_bearing),
+            carries_intent=bool(event.label_bearing),
             category=category if category in _CATEGORIES else "tool",
             started_seq=event.seq,
             started_at=_time(event.at),
+            called_as=event.called_as if isinstance(event.called_as, str) else None,
         )
         self._calls[event.call_id] = record
         self._args[event.call_id] = []
-        if record.label_bearing:
+        if record.carries_intent:
             self._streams[event.call_id] = IntentStream()
         changed = {event.call_id, _header(event.block)}
-        block = self._blocks.get(event.block)
-        if block is None:
-            self._blocks[event.block] = _Block(len(self._parts), [event.call_id])
-            self._parts.append(ToolBlock(event.block, (event.call_id,)))
+        group = self._groups.get(event.block)
+        if group is None:
+            self._groups[event.block] = _Group(len(self._parts), [event.call_id])
+            self._parts.append(ToolGroup(event.block, (event.call_id,)))
             changed.add("parts")
         else:
-            block.call_ids.append(event.call_id)
-            self._parts[block.part_index] = ToolBlock(event.block, tuple(block.call_ids))
+            group.call_ids.append(event.call_id)
+            self._parts[group.part_index] = ToolGroup(event.block, tuple(group.call_ids))
         return changed
 
     def _delta(self, event: ArgsDelta) -> set[str]:
@@ -262,7 +275,7 @@ class TurnView:
             args_complete=True,
             state="running" if record.state == "streaming" else record.state,
         )
-        if record.label_bearing:
+        if record.carries_intent:
             # The final text is authoritative; if it cannot be read (the provider sent no
             # final copy), the streamed intent stands rather than flickering away.
             final = read_streaming_intent(arguments)
@@ -296,7 +309,9 @@ class TurnView:
         )
         if updated == record:
             return set()  # an idempotent re-emission (background polling) changes nothing
-        return self._store(record, replace(updated, seq=event.seq, settled_at=_time(event.at)))
+        return self._store(
+            record, replace(updated, label_seq=event.seq, settled_at=_time(event.at))
+        )
 
     def _text_delta(self, event: TextDelta) -> set[str]:
         if not isinstance(event.text, str) or not event.text:
@@ -309,18 +324,18 @@ class TurnView:
         self._parts.append(TextPart(event.text))
         return {"text", "parts"}
 
-    def _activity_label(self, event: ActivityLabel) -> set[str]:
+    def _summary(self, event: ActivityLabel) -> set[str]:
         if not isinstance(event.label, str) or not has_label_text(event.label):
             return set()  # pending or blank: the header stays where it is
-        if self._activity.get(event.block) == event.label:
+        if self._summaries.get(event.block) == event.label:
             return set()
-        self._activity[event.block] = event.label
+        self._summaries[event.block] = event.label
         return {_header(event.block)}
 
     def _goal(self, event: GoalSelected) -> set[str]:
         if not isinstance(event.goal_id, str) or not isinstance(event.label, str):
             return set()
-        goal = (event.goal_id, event.label)
+        goal = ChosenGoal(event.goal_id, event.label)
         if goal == self.goal:
             return set()
         self.goal = goal
@@ -330,6 +345,7 @@ class TurnView:
         self.done = True
         self.stop_reason = event.stop_reason
         self.error = event.error
+        self.error_kind = event.error_kind
         changed = {"done"}
         for record in list(self._calls.values()):
             if record.state in FOREGROUND_STATES:
@@ -337,7 +353,7 @@ class TurnView:
                     record,
                     state="cancelled",
                     error=record.error or event.error,
-                    seq=event.seq,
+                    label_seq=event.seq,
                     settled_at=_time(event.at),
                 )
                 changed |= self._store(record, updated)
@@ -350,7 +366,7 @@ class TurnView:
         changed = {after.call_id}
         if _label_inputs_differ(before, after):
             self._views.pop(after.call_id, None)
-            changed.add(_header(after.block))
+            changed.add(_header(after.group))
         return changed
 
     # --- views ----------------------------------------------------------------------------
@@ -368,9 +384,9 @@ class TurnView:
     def last_seq(self) -> int:
         return self._last_seq
 
-    def blocks(self) -> tuple[int, ...]:
-        """Block indices in display order."""
-        return tuple(part.block for part in self._parts if isinstance(part, ToolBlock))
+    def groups(self) -> tuple[int, ...]:
+        """Group indices in display order."""
+        return tuple(part.group for part in self._parts if isinstance(part, ToolGroup))
 
     def calls(self) -> tuple[CallRecord, ...]:
         """Every call, in start order."""
@@ -403,21 +419,21 @@ class TurnView:
         view = self.call_view(call_id)
         return "" if view is None else resolve_card_label(view, lang)
 
-    def block_calls(self, block: int) -> tuple[CallView, ...]:
-        found = self._blocks.get(block)
+    def group_calls(self, group: int) -> tuple[CallView, ...]:
+        found = self._groups.get(group)
         if found is None:
             return ()
         return tuple(view for call_id in found.call_ids if (view := self.call_view(call_id)))
 
-    def activity_label(self, block: int) -> str | None:
-        return self._activity.get(block)
+    def summary(self, group: int) -> str | None:
+        return self._summaries.get(group)
 
-    def block_header(self, block: int, lang: str = DEFAULT_LANGUAGE) -> HeaderView:
-        return group_header(self.block_calls(block), self._activity.get(block), lang)
+    def group_header(self, group: int, lang: str = DEFAULT_LANGUAGE) -> HeaderView:
+        return resolve_group_header(self.group_calls(group), self._summaries.get(group), lang)
 
 
-def _header(block: int) -> str:
-    return f"header:{block}"
+def _header(group: int) -> str:
+    return f"header:{group}"
 
 
 def _time(value: object) -> float:
@@ -426,7 +442,7 @@ def _time(value: object) -> float:
 
 def _with_intent(record: CallRecord, found: Any, seq: int, **also: Any) -> CallRecord:
     """Apply a `StreamingIntent` (or None) and the fields in `also`; stamp `seq` when the
-    intent first shows."""
+    intent first shows (as `label_seq`)."""
     if found is None:
         return replace(record, **also) if also else record
     text = found.text
@@ -435,7 +451,7 @@ def _with_intent(record: CallRecord, found: Any, seq: int, **also: Any) -> CallR
         record,
         intent=text,
         intent_complete=bool(found.complete),
-        seq=seq if first else record.seq,
+        label_seq=seq if first else record.label_seq,
         **also,
     )
 

@@ -2,9 +2,10 @@
 
 An assistant message is one whole turn: its text plus every tool-call round it ran, kept
 as its event log (`intent_ui.store.turns`). `history()` replays each turn and unfolds it
-into the neutral provider shape (see `intent_ui.agent.providers.base.ChatRequest`): per
-tool block (one provider round), an assistant message with the text that came before it
-and its `tool_calls`, then one `tool` message per call; trailing text last.
+into the neutral provider shape with `intent_ui.core.history.turn_history`, the rules the
+run loop follows between rounds too: per group (one provider round), an assistant
+message with the text that came before it and its `tool_calls`, then one `tool` message
+per call; trailing text last.
 
 Every function that names a conversation by id takes its `owner` (a user id) and treats
 another user's conversation as absent; `messages`, `history` and the appenders are called
@@ -16,14 +17,15 @@ A call that never finished (interrupted, cancelled, or still marked running) sti
 
 from __future__ import annotations
 
-import json
+import re
 import time
 from typing import Any
 
-from sqlalchemy import Engine, delete, func, update
+from sqlalchemy import Engine, delete, exists, func, or_, update
 from sqlmodel import Session, col, select
 
-from intent_ui.core.turn import CallRecord, TextPart, TurnView
+from intent_ui.core.history import turn_history
+from intent_ui.core.turn import TurnView
 from intent_ui.store.db import NotFoundError, open_session, store_errors
 from intent_ui.store.models import Clock, Conversation, Message, TurnEventRow
 from intent_ui.store.turns import load_events
@@ -38,6 +40,7 @@ __all__ = [
     "list_conversations",
     "messages",
     "rename_conversation",
+    "search_conversations",
     "start_assistant_message",
     "update_conversation",
 ]
@@ -45,10 +48,6 @@ __all__ = [
 DEFAULT_TITLE = "New chat"
 
 _UNSET: Any = object()
-
-_INTERRUPTED_RESULT = "The tool call did not finish; it was interrupted."
-_CANCELLED_RESULT = "The tool call was cancelled before it finished."
-_FAILED_RESULT = "The tool call failed."
 
 
 @store_errors("create the conversation")
@@ -103,6 +102,48 @@ def list_conversations(
     )
     if limit is not None:
         statement = statement.limit(max(limit, 0))
+    with open_session(engine) as session:
+        return list(session.exec(statement))
+
+
+SEARCH_MAX_CHARS = 200
+"""The longest text `search_conversations` looks for."""
+
+SEARCH_LIMIT = 50
+"""The most conversations one search returns."""
+
+
+@store_errors("search the conversations")
+def search_conversations(
+    engine: Engine, query: str, *, owner: str, limit: int = SEARCH_LIMIT
+) -> list[Conversation]:
+    """The owner's conversations whose title or any message contains `query`, ignoring
+    case, most recently active first, at most `limit`; a blank query lists them all (up
+    to `limit`). `%`, `_` and `\\` in the query match themselves.
+
+    A reply's text is searchable once its turn has ended (its summary holds it). SQLite
+    folds case for ASCII letters only; PostgreSQL for every script. Raises ValueError for
+    a query longer than `SEARCH_MAX_CHARS`.
+    """
+    needle = query.strip()
+    if len(needle) > SEARCH_MAX_CHARS:
+        raise ValueError(
+            f"A conversation search is at most {SEARCH_MAX_CHARS} characters; "
+            f"this one has {len(needle)}: shorten it."
+        )
+    statement = select(Conversation).where(col(Conversation.owner_id) == owner)
+    if needle:
+        pattern = "%" + re.sub(r"([\\%_])", r"\\\1", needle) + "%"
+        in_messages = exists().where(
+            col(Message.conversation_id) == Conversation.id,
+            col(Message.content).ilike(pattern, escape="\\"),
+        )
+        statement = statement.where(
+            or_(col(Conversation.title).ilike(pattern, escape="\\"), in_messages)
+        )
+    statement = statement.order_by(
+        col(Conversation.updated_at).desc(), col(Conversation.created_at).desc()
+    ).limit(max(limit, 0))
     with open_session(engine) as session:
         return list(session.exec(statement))
 
@@ -216,61 +257,6 @@ def history(engine: Engine, conversation_id: str) -> list[dict[str, Any]]:
         elif message.role == "assistant":
             out.extend(turn_history(TurnView.replay(load_events(engine, message.id))))
     return out
-
-
-def turn_history(turn: TurnView) -> list[dict[str, Any]]:
-    """One replayed turn as provider messages: per tool block, the text before it and its
-    calls, then each call's result; the text after the last block."""
-    out: list[dict[str, Any]] = []
-    pending: list[str] = []
-    for part in turn.parts:
-        if isinstance(part, TextPart):
-            pending.append(part.text)
-            continue
-        calls = [record for call_id in part.call_ids if (record := turn.call(call_id))]
-        out.append(
-            {
-                "role": "assistant",
-                "content": "".join(pending),
-                "tool_calls": [
-                    {"id": c.call_id, "name": c.tool, "arguments": _history_arguments(turn, c)}
-                    for c in calls
-                ],
-            }
-        )
-        out.extend(_tool_result(c) for c in calls)
-        pending = []
-    if "".join(pending):
-        out.append({"role": "assistant", "content": "".join(pending)})
-    return out
-
-
-def _history_arguments(turn: TurnView, call: CallRecord) -> str:
-    text = turn.arguments(call.call_id)
-    # An interrupted call's text may be a JSON prefix; providers need an object.
-    try:
-        json.loads(text)
-    except ValueError:
-        return "{}"
-    return text
-
-
-def _tool_result(call: CallRecord) -> dict[str, Any]:
-    if call.state == "settled":
-        content, is_error = call.output, False
-    elif call.state == "error":
-        content, is_error = call.output or call.error or _FAILED_RESULT, True
-    elif call.state == "cancelled":
-        content, is_error = call.output or call.error or _CANCELLED_RESULT, True
-    else:
-        content, is_error = _INTERRUPTED_RESULT, True
-    return {
-        "role": "tool",
-        "tool_call_id": call.call_id,
-        "name": call.tool,
-        "content": content,
-        "is_error": is_error,
-    }
 
 
 def _append_message(

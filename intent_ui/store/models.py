@@ -28,6 +28,7 @@ from sqlalchemy import Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from intent_ui.core.display import DEFAULT_DENSITY
+from intent_ui.core.theme import DEFAULT_THEME
 from intent_ui.store.capture_events import CaptureEvent
 
 __all__ = [
@@ -87,6 +88,8 @@ class User(SQLModel, table=True):
     created_at: float
     # The chat's display density (`intent_ui.core.display`), remembered per user.
     density: str = Field(default=DEFAULT_DENSITY, sa_column_kwargs={"server_default": "full"})
+    # The colour theme (`intent_ui.core.theme`), remembered per user like the density.
+    theme: str = Field(default=DEFAULT_THEME, sa_column_kwargs={"server_default": "system"})
     # Signed into every session cookie; raising it ends the user's sessions everywhere.
     session_epoch: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 

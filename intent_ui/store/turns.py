@@ -9,7 +9,7 @@ unflushed fragments.
 Fragments are merged while they wait: consecutive argument fragments of one call, and
 consecutive reply text, become one row carrying the seq of the last fragment. Replaying
 the merged row gives the same view, with two guards: any event that is not a fragment
-closes every open row (text after a new tool block must stay after it), and a fragment
+closes every open row (text after a new group must stay after it), and a fragment
 that made its call's intent first readable closes its row (that seq orders the group
 header, so it must survive). A turn's stored size so stays within about twice its text.
 

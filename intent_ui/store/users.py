@@ -5,8 +5,8 @@ added ownership, which also gave it every row that existed before). With `auth:`
 are rows here: a reverse proxy's user header names one (`ensure_user` creates it on first
 sight), or a name and password sign one in (`add_user` stores an argon2 hash, never the
 password; `authenticate` checks it). A password has at least `MIN_PASSWORD_CHARS`
-characters. Each user has a session epoch that every session cookie carries: raising it
-(`end_sessions`, or a new password) ends every session signed before.
+characters. Each user has a `session_epoch` that every sign-in cookie carries: raising it
+(`end_sign_ins`, or a new password) ends every sign-in made before.
 
 Every other store module takes the owner's id and filters by it, so a handler cannot
 forget the check: another user's row is simply not found.
@@ -23,6 +23,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from intent_ui.core.display import DEFAULT_DENSITY, Density, parse_density
+from intent_ui.core.theme import DEFAULT_THEME, Theme, parse_theme
 from intent_ui.store.db import open_session
 from intent_ui.store.models import LOCAL_USER_ID, Clock, User
 
@@ -34,14 +35,16 @@ __all__ = [
     "UserExistsError",
     "add_user",
     "authenticate",
-    "end_sessions",
+    "end_sign_ins",
     "ensure_user",
     "get_user",
     "get_user_by_name",
     "list_users",
     "set_density",
     "set_password",
+    "set_theme",
     "user_density",
+    "user_theme",
 ]
 
 MAX_USER_NAME_CHARS = 200
@@ -146,7 +149,7 @@ def add_user(engine: Engine, name: str, password: str, *, now: Clock = time.time
 
 
 def set_password(engine: Engine, name: str, password: str) -> User | None:
-    """Replace a user's password and end their sessions; None when there is no user by
+    """Replace a user's password and end their sign-ins; None when there is no user by
     that name. Raises ValueError for a password shorter than `MIN_PASSWORD_CHARS`."""
     _check_password(password)
     with open_session(engine) as session:
@@ -160,8 +163,8 @@ def set_password(engine: Engine, name: str, password: str) -> User | None:
         return user
 
 
-def end_sessions(engine: Engine, user_id: str) -> bool:
-    """End every session of the user, on every device (their cookies stop counting at
+def end_sign_ins(engine: Engine, user_id: str) -> bool:
+    """End every sign-in of the user, on every device (their cookies stop counting at
     their next event); False when there is no such user."""
     with engine.begin() as connection:
         ended = connection.execute(
@@ -185,15 +188,30 @@ def user_density(engine: Engine, user_id: str) -> Density:
 def set_density(engine: Engine, user_id: str, density: str) -> bool:
     """Remember the user's display density; False when there is no such user. An unknown
     density raises `ValueError` naming the accepted values."""
-    value = parse_density(density)
-    with open_session(engine) as session:
-        user = session.get(User, user_id)
-        if user is None:
-            return False
-        user.density = value
-        session.add(user)
-        session.commit()
-        return True
+    return _remember(engine, user_id, density=parse_density(density))
+
+
+def user_theme(engine: Engine, user_id: str) -> Theme:
+    """The user's colour theme; the default for an unknown user or a stored value this
+    version does not know."""
+    user = get_user(engine, user_id)
+    try:
+        return parse_theme(user.theme if user is not None else DEFAULT_THEME)
+    except ValueError:
+        return DEFAULT_THEME
+
+
+def set_theme(engine: Engine, user_id: str, theme: str) -> bool:
+    """Remember the user's colour theme; False when there is no such user. An unknown
+    theme raises `ValueError` naming the accepted values."""
+    return _remember(engine, user_id, theme=parse_theme(theme))
+
+
+def _remember(engine: Engine, user_id: str, **choices: str) -> bool:
+    """Store display choices on the user's row; False when there is no such user."""
+    with engine.begin() as connection:
+        changed = connection.execute(update(User).where(col(User.id) == user_id).values(**choices))
+    return bool(changed.rowcount)
 
 
 def authenticate(engine: Engine, name: str, password: str) -> User | None:

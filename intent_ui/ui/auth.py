@@ -5,13 +5,13 @@
   the handshake's headers server-side and copies them into every event, so a browser
   cannot change them per event). A connection without it is refused, and so is one
   carrying it from a peer that is not one of `server.trusted_proxies`.
-- `mode: password`: a session cookie holding the user id, signed with `auth.secret`
+- `mode: password`: a sign-in cookie holding the user id, signed with `auth.secret`
   (itsdangerous) and checked, with its age, on every event. A browser can send any cookie
-  value, so only the signature makes it count. The token also carries the user's session
-  epoch: raising it (sign out everywhere, a new password) ends every older session. The
-  cookie is `Secure` when the page is served over HTTPS (`cookie_is_secure`).
+  value, so only the signature makes it count. The token also carries the user's
+  `session_epoch`: raising it (sign out everywhere, a new password) ends every older
+  sign-in. The cookie is `Secure` when the page is served over HTTPS (`cookie_is_secure`).
 
-Signing out, and any event that finds the tab's session gone or another user's cookie in
+Signing out, and any event that finds the tab's sign-in gone or another user's cookie in
 it, resets every state of the tab (`AuthState._forget_tab`): the page may hydrate from
 the state at any time, the sign-in page too, so nothing of the previous user stays there.
 
@@ -39,21 +39,22 @@ from intent_ui.ui.host import Host, get_host
 
 __all__ = [
     "LOGIN_ROUTE",
-    "SECURE_SESSION_COOKIE",
-    "SESSION_COOKIE",
-    "SESSION_MAX_AGE_S",
+    "SECURE_SIGN_IN_COOKIE",
+    "SIGN_IN_COOKIE",
+    "SIGN_IN_MAX_AGE_S",
     "AuthState",
     "cookie_is_secure",
-    "read_session",
-    "sign_session",
+    "read_sign_in",
+    "sign_in_token",
 ]
 
 LOGIN_ROUTE = "/login"
-SESSION_COOKIE = "intent_ui_session"
-SECURE_SESSION_COOKIE = "__Secure-intent_ui_session"
-"""The session cookie of pages served over HTTPS: the prefix makes the browser refuse it
+# The cookie names and the salt keep their old word: a new value would sign everyone out.
+SIGN_IN_COOKIE = "intent_ui_session"
+SECURE_SIGN_IN_COOKIE = "__Secure-intent_ui_session"
+"""The sign-in cookie of pages served over HTTPS: the prefix makes the browser refuse it
 unless it is `Secure` and was set by a secure page."""
-SESSION_MAX_AGE_S = 14 * 24 * 3600
+SIGN_IN_MAX_AGE_S = 14 * 24 * 3600
 _SALT = "intent_ui.session"
 
 
@@ -62,19 +63,19 @@ def _serializer(auth: AuthConfig) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(auth.secret, salt=_SALT)
 
 
-def sign_session(auth: AuthConfig, user: user_store.User) -> str:
-    """The cookie value that signs `user` in, until their session epoch is raised."""
+def sign_in_token(auth: AuthConfig, user: user_store.User) -> str:
+    """The cookie value that signs `user` in, until their `session_epoch` is raised."""
     return str(_serializer(auth).dumps([user.id, user.session_epoch]))
 
 
-def read_session(host: Host, auth: AuthConfig, token: str) -> user_store.User | None:
-    """The user a session cookie signs in; None when it is missing, forged, expired, or
-    from before the user's sessions were ended (sign out everywhere, a new password).
+def read_sign_in(host: Host, auth: AuthConfig, token: str) -> user_store.User | None:
+    """The user a sign-in cookie signs in; None when it is missing, forged, expired, or
+    from before the user's sign-ins were ended (sign out everywhere, a new password).
     Blocking (reads the user's row)."""
     if not token:
         return None
     try:
-        user_id, epoch = _serializer(auth).loads(token, max_age=SESSION_MAX_AGE_S)
+        user_id, epoch = _serializer(auth).loads(token, max_age=SIGN_IN_MAX_AGE_S)
     except (BadSignature, ValueError, TypeError):
         return None
     if not isinstance(user_id, str) or type(epoch) is not int:
@@ -86,7 +87,7 @@ def read_session(host: Host, auth: AuthConfig, token: str) -> user_store.User | 
 
 
 def cookie_is_secure(setting: bool | None, origin: str) -> bool:
-    """Whether the session cookie is `Secure`: as `auth.secure_cookie` says, else (None)
+    """Whether the sign-in cookie is `Secure`: as `auth.secure_cookie` says, else (None)
     exactly when the page was served over HTTPS.
 
     The page itself writes the cookie, so the page's scheme is what counts, and the
@@ -133,11 +134,13 @@ def _client_address(router: RouterData, server: ServerConfig) -> str:
 
 
 class AuthState(rx.State):
-    """The base of every page state: the session cookie and the sign-in problem, if any."""
+    """The base of every page state: the sign-in cookie and the sign-in problem, if any."""
 
-    session: str = rx.Cookie("", name=SESSION_COOKIE, max_age=SESSION_MAX_AGE_S, same_site="strict")
-    secure_session: str = rx.Cookie(
-        "", name=SECURE_SESSION_COOKIE, max_age=SESSION_MAX_AGE_S, same_site="strict", secure=True
+    sign_in_cookie: str = rx.Cookie(
+        "", name=SIGN_IN_COOKIE, max_age=SIGN_IN_MAX_AGE_S, same_site="strict"
+    )
+    secure_sign_in_cookie: str = rx.Cookie(
+        "", name=SECURE_SIGN_IN_COOKIE, max_age=SIGN_IN_MAX_AGE_S, same_site="strict", secure=True
     )
     auth_error: str = ""
     signed_in_as: str = ""
@@ -172,11 +175,11 @@ class AuthState(rx.State):
             self.auth_error = ""
             self.signed_in_as = name
             return user_id
-        secure, plain = self.secure_session, self.session
-        user = await asyncio.to_thread(read_session, host, auth, secure or plain)
+        secure, plain = self.secure_sign_in_cookie, self.sign_in_cookie
+        user = await asyncio.to_thread(read_sign_in, host, auth, secure or plain)
         if user is None:
             if self.can_sign_out:
-                # This tab was signed in and its session ended elsewhere (signed out
+                # This tab was signed in and its sign-in ended elsewhere (signed out
                 # everywhere, a new password, its age): drop what it holds of that user.
                 await self._forget_tab()
             self.auth_error = "Sign in to continue."
@@ -186,7 +189,7 @@ class AuthState(rx.State):
             # Another user's cookie reached this tab (they signed in in another tab of
             # this browser): nothing of the previous user may stay.
             await self._forget_tab()
-            self.secure_session, self.session = secure, plain
+            self.secure_sign_in_cookie, self.sign_in_cookie = secure, plain
         self.auth_error = ""
         self.signed_in_as = user.name
         self.can_sign_out = True
@@ -225,21 +228,21 @@ class AuthState(rx.State):
             return None
         _failed_by_name.succeeded(named)
         await self._forget_tab()  # nothing of whoever used this tab before stays
-        self._keep_session(auth, sign_session(auth, user))
+        self._keep_sign_in(auth, sign_in_token(auth, user))
         self.auth_error = ""
         self.signed_in_as = user.name
         self.can_sign_out = True
         return rx.redirect("/")
 
-    def _keep_session(self, auth: AuthConfig, token: str) -> None:
+    def _keep_sign_in(self, auth: AuthConfig, token: str) -> None:
         """Give the browser `token` in the cookie its page's scheme calls for."""
         if cookie_is_secure(auth.secure_cookie, self.router.headers.origin):
-            self.secure_session, self.session = token, ""
+            self.secure_sign_in_cookie, self.sign_in_cookie = token, ""
         else:
-            self.secure_session, self.session = "", token
+            self.secure_sign_in_cookie, self.sign_in_cookie = "", token
 
     async def _forget_tab(self) -> None:
-        """Reset every state of this tab to its defaults, the session cookie included:
+        """Reset every state of this tab to its defaults, the sign-in cookie included:
         conversations, open messages, the live turn, pickers, agents, captured calls.
 
         Generic on purpose, so a var added later cannot be forgotten here. Each state is
@@ -270,10 +273,10 @@ class AuthState(rx.State):
 
     @rx.event
     async def sign_out_everywhere(self) -> Any:
-        """End every session of the signed-in user, on every device, then sign out here."""
+        """End every sign-in of the signed-in user, on every device, then sign out here."""
         host = await get_host()
         auth = host.config.auth
         user = await self.current_user(host)
         if user is not None and auth is not None and auth.mode == "password":
-            await asyncio.to_thread(user_store.end_sessions, host.engine, user)
+            await asyncio.to_thread(user_store.end_sign_ins, host.engine, user)
         return await self._signed_out()

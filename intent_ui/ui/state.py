@@ -27,14 +27,17 @@ from intent_ui.agent.session import (
 )
 from intent_ui.core.display import DEFAULT_DENSITY, DENSITIES
 from intent_ui.core.events import CallSettled, CallStarted, TurnDone
+from intent_ui.core.failures import describe_failure
 from intent_ui.core.locale import SUPPORTED_LANGUAGES, negotiate_language, translate
 from intent_ui.core.sanitize import sanitize_label
+from intent_ui.core.theme import THEMES
 from intent_ui.store import agents as agent_store
 from intent_ui.store import conversations as conv_store
 from intent_ui.store import users as user_store
 from intent_ui.store.db import StoreError
 from intent_ui.ui.auth import AuthState
 from intent_ui.ui.coalescer import LeadingEdgeCoalescer
+from intent_ui.ui.endpoint_picker import EndpointPicker
 from intent_ui.ui.host import Host, current_host, get_host
 from intent_ui.ui.live_titles import TitleFeed
 from intent_ui.ui.viewmodels import (
@@ -70,21 +73,37 @@ UI_KEYS = (
     "ui.density_full",
     "ui.density_intents",
     "ui.density_header",
+    "ui.theme",
+    "ui.theme_light",
+    "ui.theme_dark",
+    "ui.theme_system",
+    "ui.menu",
+    "ui.menu_close",
     "ui.timeline",
+    "ui.retry",
+    "ui.error_detail",
+    "ui.copy_reply",
+    "ui.copy_code",
+    "ui.copied",
+    "ui.copy_failed",
+    "ui.search",
+    "ui.search_none",
+    "ui.shortcuts",
+    "ui.shortcut_focus_input",
+    "ui.shortcut_stop",
+    "ui.shortcut_help",
+    "ui.shortcuts_note",
+    "ui.close",
 )
 
 
-class ChatState(AuthState):
+class ChatState(EndpointPicker, AuthState):
     conversations: list[dict[str, str]] = []
     conversation_id: str = ""
     stored_conversation: str = rx.LocalStorage("", name="intent_ui_conversation")
     messages: list[MessageVM] = []
     running: bool = False
     error: str = ""
-    endpoints: list[str] = []
-    models: list[str] = []
-    endpoint: str = ""
-    model: str = ""
     agents: list[dict[str, str]] = []
     agent_id: str = "default"
     lang_override: str = rx.LocalStorage("", name="intent_ui_lang")
@@ -94,6 +113,11 @@ class ChatState(AuthState):
     group_open: dict[str, bool] = {}
     _viewer: str = ""  # who opened `conversation_id` (its owner, checked when it was set)
     density: str = DEFAULT_DENSITY  # the signed-in user's, loaded with the page
+    # The signed-in user's colour theme, loaded with the page; "" until then, so the
+    # browser keeps the mode it remembers instead of flashing another.
+    theme: str = ""
+    # What the conversation list is filtered by ("": every conversation).
+    conversation_query: str = ""
 
     @rx.var
     def lang(self) -> str:
@@ -137,6 +161,8 @@ class ChatState(AuthState):
         self.messages = []
         self.agents = []
         self.renaming = ""
+        self.theme = ""
+        self.conversation_query = ""
 
     @rx.event
     def set_browser_lang(self, value: str) -> None:
@@ -167,26 +193,7 @@ class ChatState(AuthState):
         if self.agent_id not in {a["id"] for a in self.agents}:
             self.agent_id = DEFAULT_AGENT_ID
         self.density = user_store.user_density(host.engine, user)
-
-    def _sync_models(self, host: Host) -> None:
-        endpoint = next((e for e in host.config.endpoints if e.name == self.endpoint), None)
-        self.models = list(endpoint.models) if endpoint else []
-        if self.model not in self.models:
-            self.model = self.models[0] if self.models else ""
-
-    @rx.event
-    async def set_endpoint(self, value: str) -> None:
-        host = await get_host()
-        if host.config.endpoint(value) is None:
-            return  # only configured endpoints
-        self.endpoint = value
-        self._sync_models(host)
-
-    @rx.event
-    def set_model(self, value: str) -> None:
-        # `models` is the chosen endpoint's list, computed on the server.
-        if value in self.models:
-            self.model = value
+        self.theme = user_store.user_theme(host.engine, user)
 
     @rx.event
     async def set_density(self, value: str) -> None:
@@ -202,6 +209,19 @@ class ChatState(AuthState):
         await asyncio.to_thread(user_store.set_density, host.engine, user, value)
 
     @rx.event
+    async def set_theme(self, value: str) -> None:
+        """Show every page in another colour theme and remember it for this user (the
+        page applies `theme` as it changes: `pages/chat.py`, `theme_applier`)."""
+        if value not in THEMES:
+            return  # only the three themes the picker offers
+        host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return
+        self.theme = value
+        await asyncio.to_thread(user_store.set_theme, host.engine, user, value)
+
+    @rx.event
     async def set_agent(self, value: str) -> None:
         host = await get_host()
         user = await self.current_user(host)
@@ -214,8 +234,25 @@ class ChatState(AuthState):
     # --- conversations --------------------------------------------------------------------
 
     async def _refresh_conversations(self, host: Host, user: str) -> None:
-        found = await asyncio.to_thread(conv_store.list_conversations, host.engine, owner=user)
+        if query := self.conversation_query.strip():
+            found = await asyncio.to_thread(
+                conv_store.search_conversations, host.engine, query, owner=user
+            )
+        else:
+            found = await asyncio.to_thread(conv_store.list_conversations, host.engine, owner=user)
         self.conversations = [{"id": str(c.id), "title": c.title or "New chat"} for c in found]
+
+    @rx.event
+    async def search_chats(self, value: str) -> None:
+        """List only this user's conversations whose title or messages contain `value`
+        (the page sends it as the user pauses typing)."""
+        host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return
+        # Kept as typed (the box shows it); the search ignores surrounding spaces.
+        self.conversation_query = value[: conv_store.SEARCH_MAX_CHARS]
+        await self._refresh_conversations(host, user)
 
     def _viewed_session(self, host: Host) -> TurnSession | None:
         """The running turn of the conversation this tab shows. Usable where no request
@@ -289,12 +326,16 @@ class ChatState(AuthState):
                 turn = host.turn(message_id)
                 # A turn that ended moments ago may not have its summary written yet.
                 ended = host.sessions.get(message_id)
+                recorded = message.error if ended is None else ended.view.error
+                failure = describe_failure(turn, lang, error=recorded)
                 out.append(
                     MessageVM(
                         id=message_id,
                         role="assistant",
                         status=message.status if ended is None else ended.status,
-                        error=(message.error if ended is None else ended.view.error) or "",
+                        failure=failure.message if failure is not None else "",
+                        failure_hint=failure.hint if failure is not None else "",
+                        error=failure.detail if failure is not None else "",
                         goal=goal_line(turn),
                         timeline=has_timeline(turn),
                         parts=build_turn_parts(
@@ -492,6 +533,24 @@ class ChatState(AuthState):
         if session is not None:
             session.stop()
 
+    @rx.var
+    def retry_id(self) -> str:
+        """The failed turn that offers Retry: the conversation's last message, when it
+        is a turn that failed and nothing runs ("" otherwise)."""
+        if self.running or not self.messages:
+            return ""
+        last = self.messages[-1]
+        return last.id if last.role == "assistant" and last.failure else ""
+
+    @rx.event
+    async def retry(self) -> Any:
+        """Ask the failed turn's question again, as a new turn (the failed one stays in
+        the conversation). `send` checks the user and the conversation as ever."""
+        if not self.retry_id:
+            return None
+        asked = next((m.text for m in reversed(self.messages) if m.role == "user"), "")
+        return ChatState.send({"message": asked}) if asked else None
+
 
 class LiveState(ChatState):
     """The turn being streamed, apart from the history: a delta for a growing label
@@ -662,7 +721,7 @@ class _Follower:
             await _clear_round(self.state)
             self.state.live_active = False
             chat.running = False
-            chat.error = session.view.error or ""
+            chat.error = ""  # a failed turn says so in its own message (`retry_id`)
             if viewer:
                 if chat.conversation_id == session.conversation_id:
                     await chat._rerender(self.host, viewer)

@@ -17,12 +17,12 @@ from partial_json_parser import loads as partial_loads
 
 from intent_ui.core.display import Span, format_elapsed, wall_time
 from intent_ui.core.header import GROUP_HEADER_MIN_CALLS
-from intent_ui.core.labels import card_is_live
+from intent_ui.core.labels import card_is_in_flight
 from intent_ui.core.minimum_display import MinimumDisplay
 from intent_ui.core.sanitize import TITLE_WINDOW, has_label_text, sanitize_label
 from intent_ui.core.siblings import Sibling, sibling_suffixes
 from intent_ui.core.states import FINAL_STATES
-from intent_ui.core.turn import CallRecord, TextPart, ToolBlock, TurnView
+from intent_ui.core.turn import CallRecord, TextPart, ToolGroup, TurnView
 
 PREVIEW_LIMIT = 6000
 
@@ -116,15 +116,18 @@ class MessageVM:
     role: str = "assistant"
     text: str = ""
     status: str = "complete"
+    # A failed turn (core/failures.py): what happened, what to do, the recorded error.
+    failure: str = ""
+    failure_hint: str = ""
     error: str = ""
-    goal: str = ""  # the turn's goal line: the chosen goal's label ("" without goals)
+    goal: str = ""  # the turn's goal line: the chosen goal's description ("" without goals)
     timeline: bool = False  # more than TIMELINE_AFTER calls: the turn gets a timeline
     parts: list[PartVM] = field(default_factory=list)
 
 
 def goal_line(turn: TurnView) -> str:
-    """The turn's goal line: the chosen goal's label, "" when no goal was chosen."""
-    return turn.goal[1] if turn.goal is not None else ""
+    """The turn's goal line, "" when no goal was chosen."""
+    return turn.goal.line if turn.goal is not None else ""
 
 
 def pretty_arguments(raw: str) -> str:
@@ -214,7 +217,7 @@ def build_turn_parts(
         if isinstance(part, TextPart):
             parts.append(PartVM(kind="text", text=part.text))
             continue
-        assert isinstance(part, ToolBlock)
+        assert isinstance(part, ToolGroup)
         parts.append(
             PartVM(
                 kind="group",
@@ -228,13 +231,13 @@ def build_turn_parts(
 
 def settled_prefix(turn: TurnView) -> int:
     """How many leading parts of the turn streaming can no longer change: every part
-    before the last one, up to the first tool block with a call not yet final. A live
+    before the last one, up to the first group with a call not yet final. A live
     view sends these apart from the rest, so a push during a long turn carries only its
-    current round (they can still change, e.g. a late activity label or a group opened:
+    current round (they can still change, e.g. a late summary or a group opened:
     the live view compares before it sends)."""
     count = 0
     for part in turn.parts[:-1]:
-        if isinstance(part, ToolBlock) and any(
+        if isinstance(part, ToolGroup) and any(
             (record := turn.call(call_id)) is None or record.state not in FINAL_STATES
             for call_id in part.call_ids
         ):
@@ -270,7 +273,7 @@ def has_timeline(turn: TurnView) -> bool:
 
 def _group(
     turn: TurnView,
-    part: ToolBlock,
+    part: ToolGroup,
     message_id: str,
     lang: str,
     expanded: Collection[str],
@@ -278,7 +281,7 @@ def _group(
     header_hold: Callable[[str, str], str] | None,
     cache: CardCache | None,
 ) -> GroupVM:
-    key = f"{message_id}:{part.block}"
+    key = f"{message_id}:{part.group}"
     suffixes = _sibling_suffixes(turn, part.call_ids, lang, cache)
     if cache is None:
         cards = [
@@ -290,7 +293,7 @@ def _group(
             cache.card(turn, call_id, lang, expanded, suffix)
             for call_id, suffix in zip(part.call_ids, suffixes, strict=True)
         ]
-    header = turn.block_header(part.block, lang)
+    header = turn.group_header(part.group, lang)
     shown = sanitize_label(header.text, title=not header.live)
     text = header_hold(key, shown.text) if header_hold else shown.text
     is_open = (group_open or {}).get(key, not header.collapse)
@@ -350,7 +353,7 @@ def _sibling_suffixes(
     """Disambiguating suffixes for sibling cards with identical intents. Labels are
     resolved and arguments parsed only for calls whose arguments are final and whose
     intents are the same text, so a push while intents stream costs one pass over the
-    block's records."""
+    group's records."""
     records = [turn.call(call_id) for call_id in call_ids]
     by_intent: dict[str, int] = {}
     for record in records:
@@ -378,7 +381,7 @@ def _sibling_suffixes(
 
 def _may_collide(record: CallRecord) -> bool:
     """Only a call with an intent and final arguments can be told apart by them."""
-    return record.label_bearing and record.args_complete and bool(record.intent)
+    return record.carries_intent and record.args_complete and bool(record.intent)
 
 
 def _parsed(
@@ -419,7 +422,7 @@ def _card(
         state=record.state,
         label=shown.text + suffix,
         title=title,
-        live=card_is_live(view),
+        live=card_is_in_flight(view),
         # A new key when the call settles remounts the label, so the crossfade plays once.
         label_key=f"{call_id}:{'settled' if settled else 'live'}",
         expanded=is_expanded,

@@ -2,7 +2,7 @@
 labels within 50 ms.
 
     source scripts/env.sh && python tests/bench/bench_capacity.py [--smoke] [--seconds 8]
-        [--rounds 3] [--ks 0,1,5,10,20,50,100] [--light-ks 1,10,50,100,200,300,500]
+        [--rounds 3] [--ks 0,1,5,10,20,50,100,200] [--light-ks 1,10,50,100,200,300,500]
         [--budget 1500] [--json-out FILE] [--previous FILE]
 
 The app runs its production build in a process of its own (tests/support/bench_app.py),
@@ -58,7 +58,7 @@ from tests.support.bench_provider import Provider, Spec  # noqa: E402
 TARGET_P95_MS = 50.0
 HOLD_S = 600.0
 """Load turns stream until the step ends them (their spec's seconds set to 0)."""
-START_TIMEOUT_S = 120.0
+START_TIMEOUT_S = 60.0
 SETTLE_TIMEOUT_S = 120.0
 
 
@@ -237,6 +237,9 @@ def print_table(
     if previous:
         headers[4:4] = ["p95 prev"]
         headers.append("CPU % prev")
+    if not results:
+        print("(no step was measured)")
+        return
     lines = []
     for title, k, s in results:
         line = [title, str(k), _num(s.p50), _num(s.p95) + ("*" if s.thinned else "")]
@@ -325,6 +328,7 @@ def main() -> None:
                         step = median_step([bench.step(load, k) for _ in range(args.rounds)])
                     except (RuntimeError, PlaywrightError) as exc:
                         notes.append(f"{load.title} K={k}: not measured: {exc}")
+                        print(notes[-1], file=sys.stderr)
                         break
                     results.append((load.title, k, step))
                     print(
@@ -338,8 +342,8 @@ def main() -> None:
         provider.close()
     print(f"\n{args.seconds:g} s windows, median of {args.rounds}; one app process")
     print_table(results, previous)
-    for title, k in largest.items():
-        held = "none" if k is None else str(k)
+    for title, held_k in largest.items():
+        held = "none" if held_k is None else str(held_k)
         print(f"largest K with tab p95 <= {TARGET_P95_MS:.0f} ms, {title}: {held}")
     for note in notes:
         print(note)

@@ -92,24 +92,24 @@ def push_bytes(rounds: int, calls: int) -> tuple[int, int, int]:
 
     turn, seq = TurnView(), 0
     last = rounds - 1
-    for block in range(rounds):
+    for group in range(rounds):
         for i in range(calls):
-            call_id = f"r{block}c{i}"
-            args = json.dumps({"intent": f"Reading part {i} of round {block}", "path": "."})
-            streaming = block == last and i == calls - 1
+            call_id = f"r{group}c{i}"
+            args = json.dumps({"intent": f"Reading part {i} of round {group}", "path": "."})
+            streaming = group == last and i == calls - 1
             seq += 1
-            turn.apply(CallStarted(seq, call_id, "read_file", block, label_bearing=True))
+            turn.apply(CallStarted(seq, call_id, "read_file", group, label_bearing=True))
             seq += 1
             turn.apply(ArgsDelta(seq, call_id, args[:24] if streaming else args))
             if not streaming:
                 seq += 1
                 turn.apply(ArgsComplete(seq, call_id, args))
-            if block < last:
+            if group < last:
                 seq += 1
                 turn.apply(CallSettled(seq, call_id, "settled", output="ok"))
-        if block < last:
+        if group < last:
             seq += 1
-            turn.apply(TextDelta(seq, f"Round {block} read; reading on.\n"))
+            turn.apply(TextDelta(seq, f"Round {group} read; reading on.\n"))
     parts = build_turn_parts(turn, message_id="m", lang="en")
     tail = parts[settled_prefix(turn) :]
     structure, cards = slotted_parts(tail, slots=256)

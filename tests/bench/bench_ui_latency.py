@@ -55,7 +55,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: 
 from tests.e2e.conftest import CHROMIUM_ARGS, chromium_executable  # noqa: E402
 from tests.support.bench_app import AppProcess, resolve, worktree  # noqa: E402
 from tests.support.bench_labels import LabelWatch, Latencies, label_latencies  # noqa: E402
-from tests.support.bench_provider import Provider, Spec  # noqa: E402
+from tests.support.bench_provider import Kind, Provider, Spec  # noqa: E402
 
 VISIBLE_CAP = 120
 """Characters a card label shows before it is cut with an ellipsis."""
@@ -89,7 +89,7 @@ class Row:
         return f"{self.pattern}{self.calls}"
 
     def spec(self, seconds: float) -> Spec:
-        kind = "long" if self.pattern == "long" else "sentences"
+        kind: Kind = "long" if self.pattern == "long" else "sentences"
         return Spec(kind, self.calls, self.pattern == "burst", seconds, record=True)
 
 
@@ -138,9 +138,12 @@ class Target:
         """On a failure in the page, say first whether the app itself stopped."""
         try:
             yield
-        except Exception:
+        except Exception as exc:
             self.app.check()
-            raise
+            raise RuntimeError(
+                f"measuring {self.label} failed: {exc}\nthe end of its app's log:\n"
+                f"{self.app.log_tail()}"
+            ) from exc
 
     def stream(self, row: Row, seconds: float) -> Result:
         with self._app_checked():

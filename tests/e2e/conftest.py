@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
@@ -57,6 +58,28 @@ def page(browser: Browser) -> Iterator[Page]:
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     yield page
     context.close()
+    assert not errors, f"page errors: {errors}"
+
+
+@pytest.fixture
+def open_page(browser: Browser) -> Iterator[Callable[..., Page]]:
+    """`open_page(**options)`: a page in a browser context of its own, made with
+    Playwright's context options (`color_scheme="dark"`, a phone's viewport and touch);
+    like `page`, a page error fails the test. Closed after it."""
+    opened: list[tuple[BrowserContext, list[str]]] = []
+
+    def open_(**options: Any) -> Page:
+        context = browser.new_context(**options)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        opened.append((context, errors))
+        return page
+
+    yield open_
+    for context, _ in opened:
+        context.close()
+    errors = [error for _, page_errors in opened for error in page_errors]
     assert not errors, f"page errors: {errors}"
 
 

@@ -16,6 +16,8 @@ from unittest import mock
 
 from reflex.testing import AppHarness, AppHarnessProd
 
+from intent_ui.store import users as user_store
+from intent_ui.store.db import init_db
 from intent_ui.ui import host as host_module
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +45,17 @@ def database_path(workdir: Path) -> Path:
     """The SQLite file `running_app(workdir, ...)` serves; a test may write it first (an
     existing file is migrated at start, like any upgraded install)."""
     return workdir / "intent_ui.db"
+
+
+def add_password_users(workdir: Path, passwords: dict[str, str]) -> None:
+    """Create users who sign in with these passwords (name -> password) in the database
+    `running_app(workdir, ...)` will serve; call it before starting the app."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    url = f"sqlite:///{database_path(workdir)}"
+    with mock.patch.dict(os.environ, {"DB_URL": url}):  # DB_URL wins over the argument
+        engine = init_db(url)
+        for name, password in passwords.items():
+            user_store.add_user(engine, name, password)
 
 
 @contextlib.contextmanager

@@ -457,7 +457,7 @@ def test_a_turn_stored_before_the_event_log_renders_as_it_did(
     messages = page.get_by_test_id("assistant-message")
     expect(messages).to_have_count(len(assistant_ids), timeout=SHOWN)
     assert [m.get_attribute("data-message-id") for m in messages.all()] == assistant_ids
-    # A group summarised by an activity label starts collapsed: open it to read its cards.
+    # A group shown by its summary starts collapsed: open it to read its cards.
     headers = page.get_by_test_id("tool-group-header")
     for index in range(headers.count()):
         header = headers.nth(index)
@@ -470,15 +470,15 @@ def test_a_turn_stored_before_the_event_log_renders_as_it_did(
             shown = message.locator(f'[data-testid="tool-call"][data-call-id="{call_id}"]')
             expect(shown).to_have_attribute("data-state", card["state"])
             expect(shown.get_by_test_id("tool-call-label")).to_have_text(card["label"])
-        calls_per_block: dict[int, int] = {}
+        calls_per_group: dict[int, int] = {}
         for call in rows["tool_calls"]:
             if call["message_id"] == message_id:
-                calls_per_block[call["block"]] = calls_per_block.get(call["block"], 0) + 1
-        # A block of one call renders as its card alone, without a group header.
+                calls_per_group[call["block"]] = calls_per_group.get(call["block"], 0) + 1
+        # A group of one call renders as its card alone, without a header.
         group_labels = [
             header["text"]
-            for block, header in sorted(rendered["headers"].items(), key=lambda h: int(h[0]))
-            if calls_per_block[int(block)] > 1
+            for group, header in sorted(rendered["headers"].items(), key=lambda h: int(h[0]))
+            if calls_per_group[int(group)] > 1
         ]
         expect(message.get_by_test_id("tool-group-label")).to_have_text(group_labels)
         text = message.evaluate(SNAPSHOT_JS)["text"]

@@ -68,20 +68,25 @@ class AppProcess:
         while not self._ready.exists():
             if self._process.poll() is not None or time.monotonic() > deadline:
                 self.close()
-                tail = self.log_path.read_text()[-3000:]
                 raise RuntimeError(
-                    f"the app of {self.root} did not start (log {self.log_path}):\n{tail}"
+                    f"the app of {self.root} did not start (log {self.log_path}):\n"
+                    f"{self.log_tail()}"
                 )
             time.sleep(0.2)
         return Addresses(**json.loads(self._ready.read_text()))
+
+    def log_tail(self, chars: int = 3000) -> str:
+        """The end of the app's log, without the page's asset requests."""
+        lines = self.log_path.read_text(errors="replace").splitlines(keepends=True)
+        return "".join(line for line in lines if '"GET /' not in line)[-chars:]
 
     def check(self) -> None:
         """Raise, with the end of its log, if the app has stopped."""
         code = self._process.poll()
         if code is not None:
-            tail = self.log_path.read_text()[-3000:]
             raise RuntimeError(
-                f"the app of {self.root} stopped (exit code {code}; log {self.log_path}):\n{tail}"
+                f"the app of {self.root} stopped (exit code {code}; log {self.log_path}):\n"
+                f"{self.log_tail()}"
             )
 
     def close(self) -> None:

@@ -9,12 +9,16 @@ the backend answers with `event` messages holding state deltas. Rather than buil
 events by hand (their names and payloads belong to the app and to Reflex), `record`
 reads them off a real page's websocket as it loads and sends one message, and every
 headless conversation replays them with a token of its own, its own user (the
-`X-Forwarded-User` header of `auth: mode: header`) and its own message text.
+`X-Forwarded-User` header of `auth: mode: header`) and its own message text, sent once
+the page is hydrated, as a person would.
 
 `Conversations` runs the clients (python-socketio's `AsyncClient`) on one event loop in a
 child process, so their work is not counted as the app's nor the browser driver's. They
 count the pushes and bytes they receive without decoding them: decoding every delta in
-Python would load the shared cores more than the server's own work does.
+Python would load the shared cores more than the server's own work does. A client follows
+its turn the way a tab does today, through the deltas pushed on its socket; should turns
+reach the page by another stream, the clients must read that stream too, or the load
+they stand for would cost the server nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import asyncio
 import contextlib
 import json
 import multiprocessing
+import re
 import threading
 import time
 import uuid
@@ -35,6 +40,7 @@ __all__ = ["Conversations", "Recording", "record"]
 
 NAMESPACE = "/_event"
 USER_HEADER = "X-Forwarded-User"
+HYDRATE_TIMEOUT_S = 60.0
 CONNECTS_AT_ONCE = 16
 """Clients connecting at the same time: hydrating hundreds at once measures a stampede."""
 
@@ -81,7 +87,12 @@ def record(page: Any, url: str, message: str, timeout_s: float = 30.0) -> Record
     """Load `url` in `page` and send `message` through the chat input, reading the
     CONNECT payload and the Send event off the page's websocket."""
     frames: list[str | bytes] = []
-    page.on("websocket", lambda socket: socket.on("framesent", frames.append))
+
+    def watch(socket: Any) -> None:
+        # A function of its own: Playwright cannot wrap a builtin method as a handler.
+        socket.on("framesent", lambda payload: frames.append(payload))
+
+    page.on("websocket", watch)
     page.goto(url)
     page.get_by_test_id("chat-input").fill(message)
     page.get_by_test_id("send-button").click()
@@ -108,9 +119,16 @@ def record(page: Any, url: str, message: str, timeout_s: float = 30.0) -> Record
     return Recording(auth=auth, send=send, marker=message)
 
 
+HYDRATED = re.compile(r'"is_hydrated_rx_state_":\s*true')
+"""Reflex's own var, set once the page's load handlers have run: a person types only
+after that, and a message sent before it would be handled before the page's user, agent
+and endpoint are loaded."""
+
+
 class _PushCounter:
     """A json module for socket.io that leaves pushes undecoded: an `event` message
-    becomes ["event", its length]; everything else is parsed as usual."""
+    becomes ["event", (its length, whether it marks the page hydrated)]; everything else
+    is parsed as usual."""
 
     @staticmethod
     def dumps(obj: Any, **kwargs: Any) -> str:
@@ -119,7 +137,7 @@ class _PushCounter:
     @staticmethod
     def loads(text: str | bytes, **kwargs: Any) -> Any:
         if isinstance(text, str) and text.startswith('["event",'):
-            return ["event", len(text)]
+            return ["event", (len(text), HYDRATED.search(text) is not None)]
         return json.loads(text, **kwargs)
 
 
@@ -129,12 +147,15 @@ class _Client:
 
         self.pushes = 0
         self.bytes = 0
+        self.hydrated = asyncio.Event()
         self.sio = socketio.AsyncClient(json=_PushCounter, reconnection=False, handle_sigint=False)
         self.sio.on("event", self._on_event, namespace=NAMESPACE)
 
-    async def _on_event(self, size: int) -> None:
+    async def _on_event(self, push: tuple[int, bool]) -> None:
         self.pushes += 1
-        self.bytes += size
+        self.bytes += push[0]
+        if push[1]:
+            self.hydrated.set()
 
     async def start(self, api_url: str, recording: Recording, user: str, message: str) -> None:
         await self.sio.connect(
@@ -146,6 +167,7 @@ class _Client:
             socketio_path=NAMESPACE,
             wait_timeout=60,
         )
+        await asyncio.wait_for(self.hydrated.wait(), HYDRATE_TIMEOUT_S)
         await self.sio.emit("event", recording.send_event(message), namespace=NAMESPACE)
 
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, Literal
 
-__all__ = ["MAX_TOOL_ROUNDS", "TICK_S", "Provider", "Spec", "intent_sentence"]
+__all__ = ["MAX_TOOL_ROUNDS", "TICK_S", "Kind", "Provider", "Spec", "intent_sentence"]
 
 TICK_S = 0.02
 """One chunk per call every 20 ms: 50 chunks/s per call."""
@@ -231,17 +231,15 @@ def round_events(
     if spec.burst:
         longest = max(len(p) for p in pieces.values())
         for tick in range(1, longest + 2):
-            data, count, marks = [], 0, []
+            parts: list[bytes] = []
+            marks: list[Mark] = []
             for i, cid in enumerate(ids):
                 if tick <= len(pieces[cid]):
-                    data.append(_args(i, pieces[cid][tick - 1]))
+                    parts.append(_args(i, pieces[cid][tick - 1]))
                     marks.append((cid, tick * len(pieces[cid][0])))
                 elif tick == len(pieces[cid]) + 1:
-                    data.append(_args(i, CLOSE_ARGS))
-                else:
-                    continue
-                count += 1
-            events.append(Event(tick * TICK_S, b"".join(data), count, marks))
+                    parts.append(_args(i, CLOSE_ARGS))
+            events.append(Event(tick * TICK_S, b"".join(parts), len(parts), marks))
     else:
         for i, cid in enumerate(ids):
             phase = i / spec.calls

@@ -1,7 +1,7 @@
 """A database as revision 0001 left it: turns stored as message and tool-call rows.
 
 `fixtures/pre_event_log.json` holds rows that the pre-event-log recorder wrote for two
-turns (a finished one with parallel calls settling out of order, an activity label and a
+turns (a finished one with parallel calls settling out of order, a summary and a
 failed call; one interrupted mid-intent), with the labels, headers and provider history
 that code rendered from them. A migrated database must render exactly the same.
 """

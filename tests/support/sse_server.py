@@ -1,8 +1,8 @@
 """A loopback HTTP/1.1 server that replays scripted (SSE) responses, for tests.
 
-`ReplayServer` listens on 127.0.0.1 on a free port and serves from a background
-thread, so synchronous (Playwright) and asynchronous (pytest-asyncio) tests can both
-use it. Each request is answered by the next queued `Script`, or by a `responder`
+`ReplayServer` listens on 127.0.0.1 on a free port (or the `port` given) and serves
+from a background thread, so synchronous (Playwright) and asynchronous (pytest-asyncio)
+tests can both use it. Each request is answered by the next queued `Script`, or by a `responder`
 callable, or by the `default` script once the queue is empty::
 
     from tests.support.sse_server import ReplayServer, Script
@@ -105,6 +105,14 @@ Responder = Callable[[Any, int], Script]
 request this server received before this one (0 for the first)."""
 
 
+def free_port() -> int:
+    """A loopback port nothing listens on now: connecting to it is refused, and a
+    `ReplayServer(port=...)` may serve on it later."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 class ReplayServer:
     """A threaded loopback HTTP/1.1 server replaying `Script`s; see the module docstring."""
 
@@ -114,7 +122,9 @@ class ReplayServer:
         *,
         responder: Responder | None = None,
         default: Script | None = None,
+        port: int = 0,
     ) -> None:
+        self._port = port  # 0: any free port
         self._queue: deque[Script] = deque(scripts)
         self._responder = responder
         self._default = default
@@ -131,7 +141,7 @@ class ReplayServer:
     def start(self) -> ReplayServer:
         if self._httpd is not None:
             return self
-        self._httpd = _Server(("127.0.0.1", 0), _Handler, replay=self)
+        self._httpd = _Server(("127.0.0.1", self._port), _Handler, replay=self)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.01},

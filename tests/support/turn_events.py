@@ -18,12 +18,12 @@ ENDED_AT = 101.25
 
 
 def events_reaching(
-    state: CallState, call_id: str = "a", *, block: int = 0, first_seq: int = 1
+    state: CallState, call_id: str = "a", *, group: int = 0, first_seq: int = 1
 ) -> list[TurnEvent]:
     """The events that bring one `read_file` call (no intent) to `state`, the way a run
     does: started, arguments complete, dispatched to the background, then settled."""
     seq = itertools.count(first_seq)
-    events: list[TurnEvent] = [CallStarted(next(seq), call_id, "read_file", block, at=STARTED_AT)]
+    events: list[TurnEvent] = [CallStarted(next(seq), call_id, "read_file", group, at=STARTED_AT)]
     if state != "streaming":
         events.append(ArgsComplete(next(seq), call_id, "{}"))
     if state == "background":

@@ -17,7 +17,7 @@ def call(
     *,
     tool: str = "search_code",
     server: str | None = "github",
-    label_bearing: bool = True,
+    carries_intent: bool = True,
     **fields: Any,
 ) -> CallView:
     return CallView(
@@ -25,7 +25,7 @@ def call(
         tool=tool,
         state=state,
         server=server,
-        label_bearing=label_bearing,
+        carries_intent=carries_intent,
         category=tool_category(tool),
         **fields,
     )

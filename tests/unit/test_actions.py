@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from intent_ui.agent.providers.base import TextChunk
 from intent_ui.agent.tools.actions import (
     ActionTool,
     OpenApiError,
@@ -25,7 +26,10 @@ from intent_ui.agent.tools.actions import (
     parse_openapi,
 )
 from intent_ui.agent.tools.netguard import blocked_reason
+from intent_ui.core.capabilities.intent import is_intent_label_property
 from intent_ui.core.capabilities.selection import canonical_tool_options, resolve_opt_in
+from intent_ui.core.events import CallStarted
+from tests.unit.test_run_loop import ScriptedProvider, call, collect, end, make_run, of, settled
 
 SLACK = {
     "openapi": "3.0.3",
@@ -289,10 +293,10 @@ def recording_client(
     return httpx.AsyncClient(transport=httpx.MockTransport(handler)), seen
 
 
-async def test_call_sends_json_body_and_strips_the_intent() -> None:
+async def test_call_sends_json_body() -> None:
     client, seen = recording_client()
     tool = spec_tools(client=client)["chat.postMessage"]
-    result = await tool.call({"intent": "Posting the summary", "channel": "C1", "text": "hi"})
+    result = await tool.call({"channel": "C1", "text": "hi"})
     assert result.is_error is False
     assert result.output == '{"ok": true}'
     assert seen[0].method == "POST"
@@ -373,13 +377,15 @@ async def test_fetch_openapi_refuses_non_http_urls() -> None:
 
 
 class LoopbackApi:
-    """A real HTTP server on 127.0.0.1: an OpenAPI document, an API, and an endless body."""
+    """A real HTTP server on 127.0.0.1: an OpenAPI document, an API (GET answers a list,
+    POST records the JSON body it got), and an endless body."""
 
     ENDLESS_CHUNK = b"x" * 65536
     ENDLESS_TOTAL = 64 * 1024 * 1024
 
     def __init__(self) -> None:
         self.paths: list[str] = []
+        self.bodies: list[Any] = []
         self.endless_sent = 0
         api = self
 
@@ -394,6 +400,17 @@ class LoopbackApi:
                 else:
                     body = b'[{"name": "Rex"}]'
                 self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self) -> None:
+                api.paths.append(self.path)
+                size = int(self.headers.get("Content-Length") or 0)
+                api.bodies.append(json.loads(self.rfile.read(size) or b"null"))
+                body = b'{"id": 7}'
+                self.send_response(201)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -508,3 +525,74 @@ async def test_an_imported_action_calls_a_private_server_when_allowed(
     result = await tool.call({})
     assert (result.is_error, result.output) == (False, '[{"name": "Rex"}]')
     assert loopback_api.paths == ["/v1/pets"]
+
+
+# --- an API's own `intent` field ----------------------------------------------------------
+
+
+def helpdesk_document(base: str) -> dict[str, Any]:
+    """Two operations on the loopback API: one whose body has its own `intent` field."""
+
+    def post(operation_id: str, properties: dict[str, Any]) -> dict[str, Any]:
+        schema = {"type": "object", "properties": properties, "required": list(properties)}
+        return {
+            "post": {
+                "operationId": operation_id,
+                "requestBody": {"content": {"application/json": {"schema": schema}}},
+            }
+        }
+
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Helpdesk", "version": "1"},
+        "servers": [{"url": f"{base}/v1"}],
+        "paths": {
+            "/tickets": post(
+                "createTicket",
+                {
+                    "intent": {"type": "string", "enum": ["billing", "support"]},
+                    "text": {"type": "string"},
+                },
+            ),
+            "/notes": post("addNote", {"text": {"type": "string"}}),
+        },
+    }
+
+
+def helpdesk_tools(api: LoopbackApi) -> dict[str, ActionTool]:
+    spec = parse_openapi(helpdesk_document(api.base), source="helpdesk.json")
+    tools = build_action_tools(spec, allow_private_networks=True)
+    return {tool.operation.operation_id: tool for tool in tools}
+
+
+@pytest.mark.parametrize("intents", [True, False], ids=["intents-on", "intents-off"])
+async def test_a_business_intent_field_reaches_the_api_unchanged(
+    loopback_api: LoopbackApi, intents: bool
+) -> None:
+    ticket = helpdesk_tools(loopback_api)["createTicket"]
+    provider = ScriptedProvider(
+        [*call("c1", ticket.name, {"intent": "billing", "text": "Refund"}), end("tool_use")],
+        [TextChunk("Filed."), end()],
+    )
+    options = {ticket.tool_id: {"describe_intent": intents}}
+    events = await collect(make_run(provider, [ticket], tool_options=options))
+    assert (settled(events, "c1").state, settled(events, "c1").output) == ("settled", '{"id": 7}')
+    assert loopback_api.bodies == [{"intent": "billing", "text": "Refund"}]
+    # The field stays the API's own: no label is offered in its place or shown on the card.
+    (offered,) = provider.requests[0].tools
+    assert not is_intent_label_property(offered["parameters"]["properties"]["intent"])
+    assert of(events, CallStarted)[0].label_bearing is False
+
+
+async def test_an_actions_intent_label_is_shown_and_never_sent_to_the_api(
+    loopback_api: LoopbackApi,
+) -> None:
+    note = helpdesk_tools(loopback_api)["addNote"]
+    provider = ScriptedProvider(
+        [*call("c1", note.name, {"intent": "Noting the refund", "text": "Refund"}), end()],
+    )
+    options = {note.tool_id: {"describe_intent": True}}
+    events = await collect(make_run(provider, [note], tool_options=options))
+    assert settled(events, "c1").state == "settled"
+    assert loopback_api.bodies == [{"text": "Refund"}]
+    assert of(events, CallStarted)[0].label_bearing is True

@@ -1,22 +1,22 @@
-"""Activity labels: prompt building, cleaning, and the demo's deterministic labels."""
+"""Summaries: prompt building, cleaning, and the demo's deterministic summaries."""
 
 from __future__ import annotations
 
 import json
 
 from intent_ui.agent.activity import (
-    MAX_ACTIVITY_LABEL_CHARS,
-    ActivityEntry,
-    DemoActivityLabeler,
-    build_activity_prompt,
-    clean_activity_label,
+    MAX_SUMMARY_CHARS,
+    DemoSummarizer,
+    SummaryEntry,
+    build_summary_prompt,
+    clean_summary,
 )
 
 
 def entry(
     status: str = "settled", outcome: str | None = "Found 3 matches for OAuth"
-) -> ActivityEntry:
-    return ActivityEntry(
+) -> SummaryEntry:
+    return SummaryEntry(
         tool_name="grep_search",
         tool_input='{"intent": "Searching for OAuth handling", "pattern": "OAuth"}',
         status=status,
@@ -27,31 +27,31 @@ def entry(
 
 
 def test_prompt_entries_keep_the_intent_in_the_tool_input() -> None:
-    prompt = build_activity_prompt([entry()])
+    prompt = build_summary_prompt([entry()])
     line = json.loads(prompt.splitlines()[1])
     assert json.loads(line["input"])["intent"] == "Searching for OAuth handling"
     assert line["outcome"] == "Found 3 matches for OAuth"
 
 
-def test_clean_label_takes_one_line_without_quotes_or_period() -> None:
-    assert clean_activity_label('"Located the OAuth router."\nextra') == "Located the OAuth router"
-    assert clean_activity_label("  \n ") is None
-    assert clean_activity_label(None) is None
+def test_clean_summary_takes_one_line_without_quotes_or_period() -> None:
+    assert clean_summary('"Located the OAuth router."\nextra') == "Located the OAuth router"
+    assert clean_summary("  \n ") is None
+    assert clean_summary(None) is None
 
 
-def test_clean_label_caps_long_text_with_an_ellipsis() -> None:
-    label = clean_activity_label("x" * 500)
-    assert label is not None
-    assert len(label) == MAX_ACTIVITY_LABEL_CHARS
-    assert label.endswith("…")
+def test_clean_summary_caps_long_text_with_an_ellipsis() -> None:
+    summary = clean_summary("x" * 500)
+    assert summary is not None
+    assert len(summary) == MAX_SUMMARY_CHARS
+    assert summary.endswith("…")
 
 
-async def test_demo_label_joins_outcomes_and_counts_failures() -> None:
+async def test_demo_summary_joins_outcomes_and_counts_failures() -> None:
     second = entry(outcome="Found 1 match for MCP")
     failed = entry(status="error", outcome=None)
-    label = await DemoActivityLabeler().label([entry(), second, failed])
-    assert label == "Found 3 matches for OAuth; found 1 match for MCP; 1 call failed"
+    summary = await DemoSummarizer().summarize([entry(), second, failed])
+    assert summary == "Found 3 matches for OAuth; found 1 match for MCP; 1 call failed"
 
 
-async def test_demo_label_is_none_for_no_entries() -> None:
-    assert await DemoActivityLabeler().label([]) is None
+async def test_demo_summary_is_none_for_no_entries() -> None:
+    assert await DemoSummarizer().summarize([]) is None

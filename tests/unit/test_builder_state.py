@@ -1,4 +1,5 @@
-"""The agents page's state (ui.builder_state): view building and the handlers' writes."""
+"""The agents page's state (ui.builder_state): what its handlers write and show, for whom,
+and that their blocking work stays off the event loop."""
 
 from __future__ import annotations
 
@@ -18,17 +19,19 @@ from intent_ui.agent.tools.actions import MAX_DOCUMENT_BYTES
 from intent_ui.agent.tools.native import file_tools
 from intent_ui.agent.tools.workspace import Workspace
 from intent_ui.config import AppConfig
-from intent_ui.core.builder import BuilderTool
-from intent_ui.core.tokens import ToolTokenCost
+from intent_ui.core.builder import CAPABILITY_OPTIONS
 from intent_ui.store import actions as action_store
 from intent_ui.store import agents as agent_store
 from intent_ui.store.models import LOCAL_USER_ID
-from intent_ui.ui import builder_state
-from intent_ui.ui.builder_state import AgentsState, GroupVM, build_view
+from intent_ui.ui import builder_catalogue, builder_state
+from intent_ui.ui.builder_catalogue import catalogue
+from intent_ui.ui.builder_goals import GOAL, SCOPE
+from intent_ui.ui.builder_state import AgentsState
+from intent_ui.ui.builder_view import SourceVM
 from intent_ui.ui.host import Host
 from tests.support.openapi_bombs import ref_bomb
 
-ALL = frozenset({"tool_intents", "run_in_background", "deferred_tools", "programmatic_tools"})
+ALL = frozenset(CAPABILITY_OPTIONS)
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}}
 SLACK_DOC = {
     "openapi": "3.0.0",
@@ -69,151 +72,30 @@ class FakeRuntime:
         self.actions = {owner: list(tools) for owner, tools in actions_by_owner.items()}
 
 
-def mcp_row(tool_id: str, name: str) -> BuilderTool:
-    return BuilderTool(tool_id, name, "mcp", "github", {"name": name, "parameters": SCHEMA})
-
-
-COSTS = {
-    "search_code_mcp_github": ToolTokenCost(40, 110),
-    "slow_mcp_github": ToolTokenCost(30, 100),
-}
-SEARCH = mcp_row("search_code_mcp_github", "search_code")
-SLOW = mcp_row("slow_mcp_github", "slow")
-
-
-# --- build_view -----------------------------------------------------------------------------
-
-
-def test_groups_native_first_then_servers() -> None:
-    native = BuilderTool("read_file", "read_file", "native", "native", {"name": "read_file"})
-    view = build_view([SEARCH, native], tool_options={}, picked=[], capabilities=ALL, costs={})
-    assert [(g.kind, g.key) for g in view.groups] == [("native", "native"), ("mcp", "github")]
-
-
-def test_row_shows_the_intent_cost_and_state() -> None:
-    options = {"search_code_mcp_github": {"describe_intent": True}}
-    view = build_view([SEARCH], tool_options=options, picked=[], capabilities=ALL, costs=COSTS)
-    row = view.groups[0].tools[0]
-    assert row.intent.pressed is True and row.intent.disabled is False
-    assert row.intent.cost == "+70 tokens"
-    assert "70 tokens" in row.intent.tooltip
-
-
-def test_totals_count_only_picked_tools() -> None:
-    options = {"search_code_mcp_github": {"describe_intent": True}}
-    view = build_view(
-        [SEARCH, SLOW],
-        tool_options=options,
-        picked=["search_code_mcp_github"],
-        capabilities=ALL,
-        costs=COSTS,
-    )
-    assert (view.tokens_without, view.tokens_with, view.describing) == (40, 110, 1)
-
-
-def test_totals_without_the_capability_add_no_intents() -> None:
-    options = {"search_code_mcp_github": {"describe_intent": True}}
-    view = build_view(
-        [SEARCH],
-        tool_options=options,
-        picked=["search_code_mcp_github"],
-        capabilities={"run_in_background"},
-        costs=COSTS,
-    )
-    assert view.tokens_with == view.tokens_without == 40
-
-
-def test_describe_all_shows_pressed_only_when_every_eligible_tool_is_on() -> None:
-    some = {"search_code_mcp_github": {"describe_intent": True}}
-    every = {**some, "slow_mcp_github": {"describe_intent": True}}
-    tools = [SEARCH, SLOW]
-    assert (
-        build_view(tools, tool_options=some, picked=[], capabilities=ALL, costs={})
-        .groups[0]
-        .describe_all.pressed
-        is False
-    )
-    assert (
-        build_view(tools, tool_options=every, picked=[], capabilities=ALL, costs={})
-        .groups[0]
-        .describe_all.pressed
-        is True
-    )
-
-
-def test_code_only_row_is_disabled_with_its_state_visible() -> None:
-    options = {
-        "search_code_mcp_github": {"describe_intent": True, "allowed_callers": ["code_execution"]}
-    }
-    row = build_view([SEARCH], tool_options=options, picked=[], capabilities=ALL, costs=COSTS)
-    toggle = row.groups[0].tools[0].intent
-    assert (toggle.pressed, toggle.disabled, toggle.cost) == (True, True, "")
-    assert "only called from code" in toggle.tooltip
-
-
-def test_unavailable_server_gets_a_note() -> None:
-    view = build_view(
-        [],
-        tool_options={},
-        picked=[],
-        capabilities=ALL,
-        costs={},
-        unavailable={"jira": "timed out"},
-    )
-    assert view.groups[0].key == "jira"
-    assert view.groups[0].note == (
-        "This server is not available right now (timed out); its tools can't be picked."
-    )
-
-
-def test_every_switch_is_named_by_what_it_shows_then_what_it_does() -> None:
-    # Speech users say the visible text ("Describe") to press a switch, so the accessible
-    # name starts with it, cost included.
-    view = build_view([SEARCH], tool_options={}, picked=[], capabilities=ALL, costs=COSTS)
-    (group,) = view.groups
-    row = group.tools[0]
-    assert (row.intent.text, row.intent.label) == (
-        "Describe",
-        "Describe +70 tokens: show what search_code is doing",
-    )
-    assert row.defer.label == "On demand: load search_code only when needed"
-    assert (group.describe_all.text, group.describe_all.label) == (
-        "Describe all tools",
-        "Describe all tools of github",
-    )
-
-
-def test_the_view_speaks_the_readers_language() -> None:
-    view = build_view(
-        [SEARCH],
-        tool_options={},
-        picked=[],
-        capabilities=ALL,
-        costs=COSTS,
-        unavailable={"jira": "timeout"},
-        lang="ja",
-    )
-    github = next(g for g in view.groups if g.key == "github")
-    assert github.title == "MCP サーバー: github"
-    assert github.tools[0].intent.label == "説明 +70 トークン：search_code の動作を表示"
-    assert github.describe_all.text == "すべてのツールを説明"
-    jira = next(g for g in view.groups if g.key == "jira")
-    assert jira.note == "このサーバーは現在利用できません（timeout）。そのツールは選択できません。"
-
-
 # --- the state ------------------------------------------------------------------------------
 
 
-def make_host(serve_host: Callable[..., Host], tmp_path: Path, capabilities: Any = ALL) -> Host:
+def make_host(
+    serve_host: Callable[..., Host],
+    tmp_path: Path,
+    capabilities: Any = ALL,
+    endpoints: list[dict[str, Any]] | None = None,
+) -> Host:
     tools = [
         *file_tools(Workspace(tmp_path)),
         FakeMcpTool("search_code"),
         FakeMcpTool("create_issue", parameters=ISSUE_PARAMS),
         FakeMcpTool("slow"),
     ]
-    config = AppConfig(workspace=tmp_path, capabilities=capabilities)
+    config = AppConfig.model_validate(
+        {
+            "workspace": tmp_path,
+            "capabilities": capabilities,
+            "endpoints": endpoints or [{"kind": "demo"}],
+        }
+    )
     host = serve_host(config, FakeRuntime(tools))
-    builder_state.catalogue(host, LOCAL_USER_ID, refresh=True)
+    catalogue(host, LOCAL_USER_ID, refresh=True)
     return host
 
 
@@ -229,11 +111,11 @@ async def loaded() -> AgentsState:
 
 
 def row(state: AgentsState, tool_id: str) -> Any:
-    return next(r for g in state.groups for r in g.tools if r.tool_id == tool_id)
+    return next(r for s in state.sources for r in s.tools if r.tool_id == tool_id)
 
 
-def group(state: AgentsState, key: str) -> GroupVM:
-    return next(g for g in state.groups if g.key == key)
+def source(state: AgentsState, key: str) -> SourceVM:
+    return next(s for s in state.sources if s.key == key)
 
 
 async def saved_agent(state: AgentsState, name: str = "Reviewer") -> str:
@@ -244,7 +126,7 @@ async def saved_agent(state: AgentsState, name: str = "Reviewer") -> str:
 async def test_load_starts_a_draft_when_there_are_no_agents(host: Host) -> None:
     state = await loaded()
     assert state.editing is True and state.agent_id == ""
-    assert [g.key for g in state.groups] == ["native", "github"]
+    assert [s.key for s in state.sources] == ["native", "github"]
     assert "cl100k_base" in state.tokenizer
 
 
@@ -328,11 +210,11 @@ async def test_describe_all_across_a_server_and_back(host: Host) -> None:
         "search_code_mcp_github": {"describe_intent": True},
         "slow_mcp_github": {"describe_intent": True},
     }
-    assert group(state, "github").describe_all.pressed is True
+    assert source(state, "github").describe_all.pressed is True
     await AgentsState.toggle_describe_all.fn(state, "github")
     stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None and stored.tool_options == {}
-    assert group(state, "github").describe_all.pressed is False
+    assert source(state, "github").describe_all.pressed is False
 
 
 async def test_capability_off_hides_switches_and_ignores_clicks(
@@ -357,6 +239,24 @@ async def test_pick_persists_for_a_saved_agent(host: Host) -> None:
     await AgentsState.toggle_pick.fn(state, "slow_mcp_github")
     stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None and stored.tools == ["read_file"]
+
+
+async def test_the_agents_endpoint_and_model_are_only_configured_ones(
+    engine: Engine, serve_host: Callable[..., Host], tmp_path: Path
+) -> None:
+    openai = {"kind": "openai", "api_key": "k", "models": ["gpt-a", "gpt-b"]}
+    make_host(serve_host, tmp_path, endpoints=[{"kind": "demo"}, openai])
+    state = await loaded()
+    assert (state.endpoints, state.endpoint, state.models) == (["demo", "openai"], "demo", ["demo"])
+    await AgentsState.set_endpoint.fn(state, "evil")
+    assert state.endpoint == "demo"
+    await AgentsState.set_endpoint.fn(state, "openai")
+    assert (state.models, state.model) == (["gpt-a", "gpt-b"], "gpt-a")
+    AgentsState.set_model.fn(state, "demo")  # another endpoint's model
+    AgentsState.set_model.fn(state, "gpt-b")
+    agent_id = await saved_agent(state)
+    stored = agent_store.get_agent(engine, agent_id, owner=LOCAL_USER_ID)
+    assert stored is not None and (stored.endpoint, stored.model) == ("openai", "gpt-b")
 
 
 async def test_reload_reopens_the_last_edited_agent(host: Host) -> None:
@@ -394,13 +294,13 @@ class FakeUpload:
         return chunk
 
 
-async def test_uploaded_openapi_document_adds_an_action_group(host: Host) -> None:
+async def test_uploaded_openapi_document_adds_an_action_source(host: Host) -> None:
     state = await loaded()
     await AgentsState.handle_upload.fn(
         state, [FakeUpload("slack.json", json.dumps(SLACK_DOC).encode())]
     )
     assert state.error == ""
-    assert [r.tool_id for r in group(state, "slack.com").tools] == [SLACK_ID]
+    assert [r.tool_id for r in source(state, "slack.com").tools] == [SLACK_ID]
     assert row(state, SLACK_ID).intent.pressed is False
 
 
@@ -466,7 +366,7 @@ async def test_a_stored_document_is_not_parsed_again_at_each_page_load(
     after_import = len(parsed)
     for _ in range(3):
         state = await loaded()
-    assert [r.tool_id for r in group(state, "slack.com").tools] == [SLACK_ID]
+    assert [r.tool_id for r in source(state, "slack.com").tools] == [SLACK_ID]
     assert len(parsed) == after_import
 
 
@@ -502,14 +402,16 @@ async def test_handlers_do_their_database_and_tokenizer_work_off_the_event_loop(
         watched(action_store, name)
     watched(builder_state, "get_tokenizer")
     watched(builder_state, "catalogue")
-    builder_state._COSTS.clear()  # so token costs are counted again
+    watched(builder_state, "priced_catalogue")
+    watched(builder_catalogue, "get_tokenizer")
+    builder_catalogue._COSTS.clear()  # so token costs are counted again
     state = await loaded()
     agent_id = await saved_agent(state)
     await AgentsState.toggle_pick.fn(state, "search_code_mcp_github")
     await AgentsState.toggle_option.fn(state, "search_code_mcp_github", "describe_intent")
     await AgentsState.toggle_describe_all.fn(state, "github")
     await AgentsState.toggle_shared.fn(state)
-    await AgentsState.add_goal.fn(state)
+    await AgentsState.add_row.fn(state, GOAL)
     await AgentsState.handle_upload.fn(
         state, [FakeUpload("slack.json", json.dumps(SLACK_DOC).encode())]
     )
@@ -593,7 +495,7 @@ async def test_goals_are_edited_validated_and_written_only_when_valid(host: Host
     agent_id = await saved_agent(state)
     for tool_id in ("read_file", "grep_search", "search_code_mcp_github"):
         await AgentsState.toggle_pick.fn(state, tool_id)
-    await AgentsState.add_goal.fn(state)
+    await AgentsState.add_row.fn(state, GOAL)
     (goal,) = state.goals
     assert goal.id == "goal-1"
     assert [(d.family, d.tools, d.checked) for d in goal.delegates] == [
@@ -604,9 +506,9 @@ async def test_goals_are_edited_validated_and_written_only_when_valid(host: Host
     assert state.goal_error == "Goal 'goal-1': describe when the model should choose it"
     stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None and stored.goals == []
-    await AgentsState.set_goal_id.fn(state, 0, " research ")
-    await AgentsState.set_goal_description.fn(state, 0, "Find things in the code")
-    await AgentsState.toggle_goal_delegate.fn(state, 0, "read")
+    await AgentsState.set_row_text.fn(state, GOAL, 0, "id", " research ")
+    await AgentsState.set_row_text.fn(state, GOAL, 0, "description", "Find things in the code")
+    await AgentsState.toggle_row_choice.fn(state, GOAL, 0, "read")
     assert state.goal_error == ""
     stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None
@@ -615,15 +517,15 @@ async def test_goals_are_edited_validated_and_written_only_when_valid(host: Host
     ]
     assert [d.checked for d in state.goals[0].delegates] == [True, False]
     # A second goal with the same id is refused; the first stays stored.
-    await AgentsState.add_goal.fn(state)
-    await AgentsState.set_goal_description.fn(state, 1, "Also research")
-    await AgentsState.set_goal_id.fn(state, 1, "research")
+    await AgentsState.add_row.fn(state, GOAL)
+    await AgentsState.set_row_text.fn(state, GOAL, 1, "description", "Also research")
+    await AgentsState.set_row_text.fn(state, GOAL, 1, "id", "research")
     assert (
         state.goal_error == "Goal 'research': another goal already has this id; ids must be unique"
     )
     await AgentsState.save.fn(state, {"name": "Reviewer"})
     assert state.error == state.goal_error
-    await AgentsState.remove_goal.fn(state, 1)
+    await AgentsState.remove_row.fn(state, GOAL, 1)
     assert state.goal_error == "" and [g.id for g in state.goals] == ["research"]
     reopened = await loaded()
     assert [(g.id, g.description) for g in reopened.goals] == [
@@ -634,9 +536,9 @@ async def test_goals_are_edited_validated_and_written_only_when_valid(host: Host
 async def test_a_family_a_goal_names_stays_listed_after_its_tools_are_unpicked(host: Host) -> None:
     state = await loaded()
     await AgentsState.toggle_pick.fn(state, "read_file")
-    await AgentsState.add_goal.fn(state)
-    await AgentsState.set_goal_description.fn(state, 0, "Read files")
-    await AgentsState.toggle_goal_delegate.fn(state, 0, "read")
+    await AgentsState.add_row.fn(state, GOAL)
+    await AgentsState.set_row_text.fn(state, GOAL, 0, "description", "Read files")
+    await AgentsState.toggle_row_choice.fn(state, GOAL, 0, "read")
     await AgentsState.toggle_pick.fn(state, "read_file")
     (delegate,) = state.goals[0].delegates
     assert (delegate.family, delegate.checked) == ("read", True)
@@ -647,40 +549,25 @@ async def test_a_family_a_goal_names_stays_listed_after_its_tools_are_unpicked(h
     assert stored.goals == [{"id": "goal-1", "description": "Read files", "delegates": ["read"]}]
 
 
-def test_a_goal_naming_one_picked_tool_shows_that_tool() -> None:
-    (goal,) = builder_state.build_goals(
-        [{"id": "g", "description": "d", "delegates": ["read", "slow_mcp_github"]}],
-        ["k"],
-        {"mcp:github": ["search_code", "slow"]},
-        picked_names={"slow_mcp_github": "slow"},
-    )
-    assert [(d.family, d.tools, d.checked) for d in goal.delegates] == [
-        ("mcp:github", "search_code, slow", False),
-        ("read", "No picked tool is in this family", True),
-        ("slow_mcp_github", "slow", True),
-    ]
-    assert goal.delegates[2].label == "g may use slow_mcp_github"
-
-
 async def test_scopes_serve_the_agents_goals_and_follow_a_renamed_or_removed_goal(
     host: Host,
 ) -> None:
     state = await loaded()
     agent_id = await saved_agent(state)
-    await AgentsState.add_goal.fn(state)
-    await AgentsState.set_goal_description.fn(state, 0, "Find things in the code")
-    await AgentsState.add_scope.fn(state)
+    await AgentsState.add_row.fn(state, GOAL)
+    await AgentsState.set_row_text.fn(state, GOAL, 0, "description", "Find things in the code")
+    await AgentsState.add_row.fn(state, SCOPE)
     assert state.goal_error.startswith("Scope 'scope-1': 'category' must be a non-blank")
-    await AgentsState.set_scope_category.fn(state, 0, "source")
+    await AgentsState.set_row_text.fn(state, SCOPE, 0, "category", "source")
     assert state.goal_error.startswith("Scope 'scope-1': 'description' must be a non-blank")
-    await AgentsState.set_scope_description.fn(state, 0, "The repository")
-    await AgentsState.toggle_scope_goal.fn(state, 0, "goal-1")
+    await AgentsState.set_row_text.fn(state, SCOPE, 0, "description", "The repository")
+    await AgentsState.toggle_row_choice.fn(state, SCOPE, 0, "goal-1")
     assert state.goal_error == ""
     (scope,) = state.scopes
     assert [(g.goal_id, g.checked, g.label) for g in scope.goals] == [
         ("goal-1", True, "scope-1 serves goal-1")
     ]
-    await AgentsState.set_goal_id.fn(state, 0, "research")
+    await AgentsState.set_row_text.fn(state, GOAL, 0, "id", "research")
     stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None and stored.scopes == [
         {
@@ -690,10 +577,10 @@ async def test_scopes_serve_the_agents_goals_and_follow_a_renamed_or_removed_goa
             "goal_ids": ["research"],
         }
     ]
-    await AgentsState.remove_goal.fn(state, 0)
+    await AgentsState.remove_row.fn(state, GOAL, 0)
     assert state.goal_error == "" and state.scopes[0].goals == []
     stored = agent_store.get_agent(host.engine, agent_id, owner=LOCAL_USER_ID)
     assert stored is not None and stored.goals == [] and stored.scopes[0]["goal_ids"] == []
-    await AgentsState.remove_scope.fn(state, 0)
+    await AgentsState.remove_row.fn(state, SCOPE, 0)
     reopened = await loaded()
     assert reopened.scopes == []

@@ -93,7 +93,7 @@ def test_poll_tool_never_gets_a_label() -> None:
     result = apply_capabilities([third_party()], options, capabilities=ALL_CAPABILITIES)
     poll = next(tool for tool in result.definitions if tool["name"] == "check_background_task")
     assert "intent" not in property_names(poll)
-    assert "check_background_task" not in result.label_tool_names
+    assert "check_background_task" not in result.intent_tool_names
 
 
 def test_call_args_strip_both_injected_keys_for_the_tool_body() -> None:
@@ -113,7 +113,7 @@ def test_deferred_tool_registry_entry_is_injected_before_counting() -> None:
     assert result.deferred_names == ("crm_lookup",)
     (counted,) = deferred_definitions(result.registry, result.deferred_names)
     assert property_names(counted)[0] == "intent"
-    assert "crm_lookup" in result.label_tool_names
+    assert "crm_lookup" in result.intent_tool_names
 
 
 def test_deferred_tool_discovered_later_arrives_injected() -> None:
@@ -138,7 +138,7 @@ def test_code_only_tool_is_not_injected() -> None:
     options = {"bridge": {"describe_intent": True, "allowed_callers": ["code_execution"]}}
     result = apply_capabilities([third_party("bridge")], options, capabilities=ALL_CAPABILITIES)
     assert "intent" not in property_names(result.definitions[0])
-    assert result.label_tool_names == frozenset()
+    assert result.intent_tool_names == frozenset()
 
 
 def test_dual_caller_tool_is_injected_not_required() -> None:
@@ -155,7 +155,7 @@ def test_dual_caller_native_is_not_required_either() -> None:
     options = {"write_file": {"allowed_callers": ["direct", "code_execution"]}}
     result = apply_capabilities([native("write_file")], options, capabilities=ALL_CAPABILITIES)
     assert "intent" not in result.definitions[0]["parameters"]["required"]
-    assert "write_file" in result.label_tool_names
+    assert "write_file" in result.intent_tool_names
 
 
 def test_ptc_bridge_tolerates_a_call_without_intent() -> None:
@@ -229,7 +229,7 @@ def test_all_capabilities_on_one_tool_give_a_valid_schema_with_intent_first() ->
     assert "intent" not in final["parameters"]["required"]
     assert_valid_schema(final["parameters"], {"query": "oauth"})
     assert result.background_tool_names == {"search_code"}
-    assert result.label_tool_names == {"search_code"}
+    assert result.intent_tool_names == {"search_code"}
 
 
 def test_all_capabilities_under_strict_stay_valid_with_intent_first() -> None:
@@ -262,7 +262,7 @@ def test_no_capabilities_strips_native_labels_and_injects_nothing() -> None:
     read_file, execute_code = result.definitions
     assert "intent" not in property_names(read_file)
     assert execute_code is defs[1]
-    assert result.label_tool_names == frozenset()
+    assert result.intent_tool_names == frozenset()
     assert result.background_tool_names == frozenset()
     assert result.deferred_names == ()
 
@@ -281,7 +281,7 @@ def test_each_capability_alone_leaves_the_others_off(capability: str) -> None:
         [third_party()], EVERYTHING_ON, capabilities=frozenset({capability})
     )
     on = {
-        TOOL_INTENTS_CAPABILITY: bool(result.label_tool_names),
+        TOOL_INTENTS_CAPABILITY: bool(result.intent_tool_names),
         RUN_IN_BACKGROUND_CAPABILITY: bool(result.background_tool_names),
         DEFERRED_TOOLS_CAPABILITY: bool(result.deferred_names),
         PROGRAMMATIC_TOOLS_CAPABILITY: any(
@@ -297,7 +297,7 @@ def test_default_agent_with_wildcard_labels_every_eligible_tool() -> None:
     result = apply_capabilities(
         defs, {"*": {"describe_intent": True}}, capabilities=ALL_CAPABILITIES
     )
-    assert result.label_tool_names == {"read_file", "search_code"}
+    assert result.intent_tool_names == {"read_file", "search_code"}
     assert result.injected_intent_tool_names == {"search_code"}
 
 

@@ -87,7 +87,7 @@ def test_discovered_tool_arrives_with_intent_first() -> None:
     assert [tool["name"] for tool in result.loaded] == ["read_file", "crm_lookup"]
     assert property_names(result.loaded[1])[0] == "intent"
     assert result.promoted_names == ("crm_lookup",)
-    assert result.label_tool_names == {"crm_lookup"}
+    assert result.intent_tool_names == {"crm_lookup"}
 
 
 def test_promoting_an_already_injected_entry_is_idempotent() -> None:
@@ -105,7 +105,7 @@ def test_promotion_with_intents_off_strips_labels() -> None:
         [], {"crm_lookup": entry}, ["crm_lookup"], intents_enabled=False
     )
     assert "intent" not in property_names(result.loaded[0])
-    assert result.label_tool_names == frozenset()
+    assert result.intent_tool_names == frozenset()
 
 
 def test_already_loaded_and_duplicate_names_are_skipped() -> None:

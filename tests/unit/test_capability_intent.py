@@ -7,6 +7,7 @@ which tools carry it by default, and the public contract.
 
 from __future__ import annotations
 
+import logging
 from types import MappingProxyType
 
 import pytest
@@ -293,6 +294,34 @@ def test_wildcard_opts_in_every_eligible_tool() -> None:
         "query",
         "query",
     ]
+
+
+@pytest.mark.parametrize(
+    ("tool", "reason"),
+    [
+        (third_party("c", allowed_callers=["code_execution"]), "callable only from code"),
+        (third_party("check_background_task"), "host machinery"),
+        (third_party("lc_transfer_to_writer"), "handoff"),
+    ],
+)
+def test_naming_a_tool_that_cannot_carry_a_label_is_warned_with_its_name(
+    tool: dict[str, object], reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    name = str(tool["name"])
+    with caplog.at_level(logging.WARNING, logger=intent_mod.__name__):
+        result = apply_intent_labels([tool], {name: {"describe_intent": True}})
+    assert result.label_tool_names == frozenset()
+    assert f"describe_intent is on for {name!r}" in caplog.text
+    assert reason in caplog.text
+
+
+def test_the_wildcard_passing_over_such_a_tool_says_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    tool = third_party("c", allowed_callers=["code_execution"])
+    with caplog.at_level(logging.WARNING, logger=intent_mod.__name__):
+        apply_intent_labels([tool], {"*": {"describe_intent": True}})
+    assert caplog.text == ""
 
 
 def test_code_only_native_loses_its_label() -> None:

@@ -211,6 +211,16 @@ def test_malformed_selection_is_ignored_with_a_warning(
     assert KEY in caplog.text
 
 
+def test_a_star_in_a_list_is_not_the_wildcard_and_is_warned(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        options = synthesize_selection_tool_options(KEY, ["*", "b"], ["a", "b"])
+    assert options == {"*": {KEY: False}, "a": {KEY: False}, "b": {KEY: True}}
+    assert resolve_opt_in(options, KEY, "unlisted", default=True) is False
+    assert "'*'" in caplog.text and KEY in caplog.text
+
+
 def test_synthesized_options_resolve_as_described() -> None:
     options = synthesize_selection_tool_options(KEY, ["b"], ["a", "b"])
     assert resolve_opt_in(options, KEY, "a", markers=(True,), default=True) is False

@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 
 from intent_ui.config import AppConfig
 from intent_ui.store import agents as agent_store
+from intent_ui.store import conversations as conv_store
 from intent_ui.store import users as user_store
 from intent_ui.ui.host import Host, get_host
 from intent_ui.ui.state import ChatState
@@ -100,6 +101,27 @@ async def test_set_density_accepts_the_three_densities_and_remembers_them(
     assert fresh.density == "intents"
 
 
+async def test_the_theme_is_unknown_until_the_page_loads_the_users_own(alice: str) -> None:
+    fresh = ChatState()  # type: ignore[call-arg]
+    assert fresh.theme == ""  # the browser keeps the mode it remembers meanwhile
+    fresh._load_pickers(await get_host(), alice)
+    assert fresh.theme == "system"
+
+
+async def test_set_theme_accepts_the_three_themes_and_remembers_them(
+    state: ChatState, engine: Engine, alice: str
+) -> None:
+    await ChatState.set_theme.fn(state, "dark")
+    assert state.theme == "dark"
+    assert user_store.user_theme(engine, alice) == "dark"
+    await ChatState.set_theme.fn(state, "sepia")
+    assert state.theme == "dark"
+    assert user_store.user_theme(engine, alice) == "dark"
+    fresh = ChatState()  # type: ignore[call-arg]
+    fresh._load_pickers(await get_host(), alice)
+    assert fresh.theme == "dark"
+
+
 async def test_groups_toggle_per_density(state: ChatState, alice: str) -> None:
     await ChatState.toggle_group.fn(state, "m:0", True)
     assert state.group_open == {"m:0": False}
@@ -116,3 +138,26 @@ async def test_open_card_opens_the_card_and_its_group_and_never_closes(state: Ch
         await ChatState.open_card.fn(state, "call_1", "m:0")
         assert state.expanded == ["call_1"]
         assert state.group_open == {"m:0": True, compact_key("m:0"): True}
+
+
+async def test_search_chats_filters_the_users_own_list_until_cleared(
+    state: ChatState, engine: Engine
+) -> None:
+    def chat(owner: str, title: str, text: str) -> str:
+        made = conv_store.create_conversation(
+            engine, owner=owner, endpoint="demo", model="demo", title=title
+        )
+        conv_store.add_user_message(engine, made.id, text)
+        return made.id
+
+    rotation = chat("bob", "Keys", "Plan the key rotation")
+    chat("bob", "Lunch", "Where to eat")
+    chat("alice", "Rotation too", "alice's rotation plan")
+    await ChatState.search_chats.fn(state, "  ROTATION ")
+    assert [c["id"] for c in state.conversations] == [rotation]
+    # The list stays filtered when it is refreshed (a rename, a turn that ended).
+    await ChatState.start_rename.fn(state, rotation)
+    await ChatState.rename_chat.fn(state, {"title": "Key rotation"})
+    assert [c["title"] for c in state.conversations] == ["Key rotation"]
+    await ChatState.search_chats.fn(state, "")
+    assert sorted(c["title"] for c in state.conversations) == ["Key rotation", "Lunch"]

@@ -307,8 +307,8 @@ def test_piped_lines_mark_each_ending_and_keep_live_calls_open() -> None:
     view = TurnView()
     out = io.StringIO()
     renderer = _PlainRenderer(view, out, "en")
-    for block, state in enumerate(CALL_STATES):
-        for event in events_reaching(state, state, block=block, first_seq=10 * block + 1):
+    for group, state in enumerate(CALL_STATES):
+        for event in events_reaching(state, state, group=group, first_seq=10 * group + 1):
             view.apply(event)
     renderer.show(event)
     assert out.getvalue().splitlines() == [
@@ -411,8 +411,8 @@ def test_a_short_terminal_shows_the_newest_calls_then_all_of_them() -> None:
     out = io.StringIO()
     view = TurnView()
     renderer = _LiveRenderer(view, Console(file=out, width=40, height=4, force_terminal=True), "en")
-    for block in range(6):
-        for event in events_reaching("settled", f"c{block}", block=block, first_seq=10 * block + 1):
+    for group in range(6):
+        for event in events_reaching("settled", f"c{group}", group=group, first_seq=10 * group + 1):
             view.apply(event)
             renderer.show(event)
     renderer._live.refresh()  # draw now, not when the refresh thread next wakes

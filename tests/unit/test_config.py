@@ -413,6 +413,18 @@ def test_model_spec_describe_intent_of_wrong_type_is_one_line(tmp_path: Path) ->
     )
 
 
+def test_a_literal_star_in_a_model_specs_tool_list_is_refused(tmp_path: Path) -> None:
+    # It would have turned intents on for every tool, the listed ones or not.
+    path = write(
+        tmp_path,
+        "model_specs:\n  - {name: A, endpoint: demo, model: m, describe_intent: ['*', grep]}\n",
+    )
+    assert error_of(path) == (
+        f"{path}: model_specs[0].describe_intent: '*' is not a tool id; write "
+        "`describe_intent: true` to describe every tool, or list only tool ids"
+    )
+
+
 def test_model_spec_naming_an_unknown_endpoint_is_an_error(tmp_path: Path) -> None:
     path = write(tmp_path, "model_specs:\n  - {name: A, endpoint: gpt, model: m}\n")
     assert error_of(path) == (

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from intent_ui.agent.providers.base import (
@@ -15,7 +17,10 @@ from intent_ui.agent.providers.base import (
     ToolCallEnd,
 )
 from intent_ui.agent.providers.demo import DemoProvider, choose_goal, plan_calls
+from intent_ui.agent.providers.demo_plan import split_steps
 from intent_ui.agent.providers.openai_stream import ChatCompletionsAccumulator
+from intent_ui.agent.tools.native import file_tools
+from intent_ui.agent.tools.workspace import Workspace
 from intent_ui.core.capabilities.intent import with_intent
 from intent_ui.core.goals import goal_registry
 
@@ -266,3 +271,208 @@ def test_after_choosing_a_goal_the_demo_plans_with_the_goals_tools() -> None:
         if call.get("function", {}).get("name")
     ]
     assert names == ["grep_search", "grep_search"]
+
+
+# --- what a newcomer types: whole turns over a real workspace ---------------------------------
+
+
+@dataclass
+class Turn:
+    """One demo turn played to its end with the real file tools: each round's calls as
+    (tool, arguments without the intent), each call's intent, and the reply."""
+
+    rounds: list[list[tuple[str, dict[str, Any]]]]
+    intents: list[str]
+    reply: str
+
+
+def newcomer_workspace(root: Path) -> Path:
+    (root / "intent_ui" / "agent").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "README.md").write_text(
+        "# Intent UI\n\nIntent UI makes an AI agent's tool calls legible. It shows intents.\n\n"
+        "## Running it\n\nStart it.\n\n## Configuration\n\nA file.\n"
+    )
+    (root / "intent_ui" / "auth.py").write_text(
+        '"""OAuth sign-in."""\n\n\ndef oauth_callback():\n    return "OAuth"\n'
+    )
+    (root / "intent_ui" / "agent" / "mcp.py").write_text("# The MCP client.\nMCP = 1\n")
+    (root / "intent_ui" / "agent" / "session.py").write_text(
+        '"""A running turn is a session. Views follow it."""\n\n\n'
+        "class TurnSession:\n    pass\n\n\nclass TurnSessions:\n    pass\n\n\n"
+        "def agent_settings():\n    return {}  # OAuth and MCP settings\n"
+    )
+    (root / "tests" / "test_session.py").write_text("def test_session():\n    pass  # TODO\n")
+    (root / "notes.txt").write_text("TODO: write the docs\n")
+    return root
+
+
+async def play(root: Path, message: str) -> Turn:
+    """Run the demo like the run loop does: stream, call the tools, send the results back."""
+    tools = {tool.name: tool for tool in file_tools(Workspace(root))}
+    definitions = [tool.definition for tool in tools.values()]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": message}]
+    rounds: list[list[tuple[str, dict[str, Any]]]] = []
+    intents: list[str] = []
+    for _ in range(5):
+        events = await stream(ChatRequest(model="demo", messages=messages, tools=definitions))
+        calls = calls_of(events)
+        if not calls:
+            text = "".join(e.text for e in events if isinstance(e, TextChunk))
+            return Turn(rounds, intents, text)
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": call_id, "name": call["name"], "arguments": call["text"]}
+                    for call_id, call in calls.items()
+                ],
+            }
+        )
+        batch = []
+        for call_id, call in calls.items():
+            args = json.loads(call["text"])
+            intents.append(args.pop("intent"))
+            batch.append((call["name"], args))
+            result = await tools[call["name"]].call(args)
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "name": call["name"],
+                    "content": result.output,
+                    "is_error": result.is_error,
+                }
+            )
+        rounds.append(batch)
+    raise AssertionError(f"the demo kept calling tools for {message!r}")
+
+
+async def test_searches_then_reading_the_named_module_then_a_summary_citing_them(
+    tmp_path: Path,
+) -> None:
+    root = newcomer_workspace(tmp_path)
+    turn = await play(
+        root, "find where OAuth and MCP are handled, then read the session module and summarize"
+    )
+    assert turn.rounds == [
+        [
+            ("grep_search", {"pattern": "OAuth"}),
+            ("grep_search", {"pattern": "MCP"}),
+            ("glob_search", {"pattern": "**/*session*"}),
+        ],
+        [("read_file", {"path": "intent_ui/agent/session.py"})],
+    ]
+    assert turn.intents == [
+        "Searching for OAuth handling",
+        "Searching for MCP handling",
+        "Looking for the session module",
+        "Reading intent_ui/agent/session.py",
+    ]
+    reply = turn.reply
+    assert reply.startswith(
+        "I found 4 matches for OAuth (in intent_ui/auth.py, intent_ui/agent/session.py) and "
+        "3 matches for MCP (in intent_ui/agent/mcp.py, intent_ui/agent/session.py)."
+    )
+    assert "2 files match `**/*session*`" in reply
+    # The module the source defines, not its test, with what it holds.
+    assert "The best match for session is `intent_ui/agent/session.py`" in reply
+    assert "“A running turn is a session.”" in reply
+    assert "2 classes (TurnSession, TurnSessions) and 1 function (agent_settings)" in reply
+    assert reply.endswith(
+        "In short: OAuth most in `intent_ui/auth.py` (3 of 4) and MCP most in "
+        "`intent_ui/agent/mcp.py` (2 of 3)."
+    )
+
+
+async def test_what_does_this_project_do_lists_the_workspace_then_reads_its_readme(
+    tmp_path: Path,
+) -> None:
+    turn = await play(newcomer_workspace(tmp_path), "what does this project do?")
+    assert turn.rounds == [
+        [("list_directory", {"path": "."})],
+        [("read_file", {"path": "README.md"})],
+    ]
+    assert turn.reply.startswith(
+        "`README.md` has 11 lines, titled “Intent UI”. It begins: “Intent UI makes an AI "
+        "agent's tool calls legible.” Its sections: Running it, Configuration."
+    )
+    assert turn.reply.endswith(
+        "The workspace contains 4 entries: intent_ui/, tests/, notes.txt, README.md"
+    )
+
+
+async def test_list_the_files_lists_the_workspace(tmp_path: Path) -> None:
+    turn = await play(newcomer_workspace(tmp_path), "list the files")
+    assert turn.rounds == [[("list_directory", {"path": "."})]]
+    assert (
+        turn.reply == "The workspace contains 4 entries: intent_ui/, tests/, notes.txt, README.md"
+    )
+
+
+async def test_read_a_named_file_shows_its_start(tmp_path: Path) -> None:
+    turn = await play(newcomer_workspace(tmp_path), "read README.md")
+    assert turn.rounds == [[("read_file", {"path": "README.md"})]]
+    assert turn.reply.startswith("`README.md` has 11 lines; here is the start:\n\n```\n# Intent UI")
+
+
+async def test_search_for_one_word_is_one_search_and_the_reply_names_the_files(
+    tmp_path: Path,
+) -> None:
+    turn = await play(newcomer_workspace(tmp_path), "search for TODO")
+    assert turn.rounds == [[("grep_search", {"pattern": "TODO"})]]
+    assert turn.intents == ["Searching for TODO"]
+    assert turn.reply == "I found 2 matches for TODO (in notes.txt, tests/test_session.py)."
+
+
+async def test_read_it_reads_the_top_search_hit_outside_the_tests(tmp_path: Path) -> None:
+    root = newcomer_workspace(tmp_path)
+    (root / "tests" / "test_oauth.py").write_text("# OAuth\n" * 5)
+    turn = await play(root, "Find where OAuth is handled and read it.")
+    assert turn.rounds == [
+        [("grep_search", {"pattern": "OAuth"})],
+        [("read_file", {"path": "intent_ui/auth.py"})],
+    ]
+    assert "The top search hit outside the tests is `intent_ui/auth.py` (3 matches)." in turn.reply
+    assert "It begins: “OAuth sign-in.”" in turn.reply
+
+
+async def test_a_module_nothing_is_named_after_is_read_nowhere_and_said_so(
+    tmp_path: Path,
+) -> None:
+    turn = await play(newcomer_workspace(tmp_path), "read the billing module")
+    assert turn.rounds == [[("glob_search", {"pattern": "**/*billing*"})]]
+    assert "No file matches `**/*billing*`." in turn.reply
+    assert "I found no file about billing, so I read nothing for it." in turn.reply
+
+
+def test_a_message_splits_into_steps_on_then_commas_and_and_but_not_between_topics() -> None:
+    assert split_steps("find where OAuth and MCP are handled, then read the session module") == [
+        "find where OAuth and MCP are handled",
+        "read the session module",
+    ]
+    assert split_steps("list the files, read README.md and summarize it.") == [
+        "list the files",
+        "read README.md",
+        "summarize it",
+    ]
+    assert split_steps('search for "read and then write"; list src') == [
+        'search for "read and then write"',
+        "list src",
+    ]
+
+
+def test_the_same_message_plans_the_same_calls() -> None:
+    message = "find where OAuth and MCP are handled, then read the session module and summarize"
+    assert plan_calls(message, FILE_TOOLS) == plan_calls(message, FILE_TOOLS)
+
+
+def test_questions_about_a_part_read_the_file_about_it_and_summarise() -> None:
+    tools = [*FILE_TOOLS, tool("glob_search")]
+    (lookup,) = plan_calls("What does the session module do?", tools)
+    assert (lookup.name, lookup.args["pattern"]) == ("glob_search", "**/*session*")
+    (read,) = plan_calls("how does intent_ui/agent/run.py work?", tools)
+    assert (read.name, read.args["path"]) == ("read_file", "intent_ui/agent/run.py")
+    (listing,) = plan_calls("What is this?", tools)
+    assert (listing.name, listing.args["path"]) == ("list_directory", ".")

@@ -11,7 +11,7 @@ from tests.unit._label_helpers import MCP, OAUTH, SEARCHED, call
 
 
 def test_no_intent_anywhere_keeps_todays_header_exactly() -> None:
-    calls = [call("a", "settled", label_bearing=False), call("b", "settled", label_bearing=False)]
+    calls = [call("a", "settled", carries_intent=False), call("b", "settled", carries_intent=False)]
     header = group_header(calls)
     assert header.full_text == "Used 2 tools — github"
     assert (header.text, header.server_suffix) == ("Used 2 tools", " — github")
@@ -40,8 +40,8 @@ def test_native_tools_have_no_suffix() -> None:
 
 def test_header_shows_the_latest_in_flight_intent() -> None:
     calls = [
-        call("a", "settled", intent=MCP, outcome_patch=SEARCHED, seq=5),
-        call("b", "streaming", intent="Searching for OAuth han", seq=4),
+        call("a", "settled", intent=MCP, outcome_patch=SEARCHED, label_seq=5),
+        call("b", "streaming", intent="Searching for OAuth han", label_seq=4),
     ]
     header = group_header(calls)
     assert header.text == "Searching for OAuth han"
@@ -52,12 +52,18 @@ def test_header_shows_the_latest_in_flight_intent() -> None:
 
 
 def test_in_flight_intent_picks_the_highest_seq_not_list_order() -> None:
-    calls = [call("a", "running", intent=OAUTH, seq=9), call("b", "running", intent=MCP, seq=3)]
+    calls = [
+        call("a", "running", intent=OAUTH, label_seq=9),
+        call("b", "running", intent=MCP, label_seq=3),
+    ]
     assert group_header(calls).text == OAUTH
 
 
 def test_in_flight_call_without_intent_leaves_the_settled_outcome() -> None:
-    calls = [call("a", "settled", intent=MCP, outcome="Found 2 files", seq=3), call("b", seq=4)]
+    calls = [
+        call("a", "settled", intent=MCP, outcome="Found 2 files", label_seq=3),
+        call("b", label_seq=4),
+    ]
     header = group_header(calls)
     assert header.text == "Found 2 files"
     assert header.source == "outcome"
@@ -71,8 +77,8 @@ def test_a_settled_outcome_shown_while_another_call_is_in_flight_does_not_shimme
     # The other call has no intent to show yet, so the header shows a finished call's
     # outcome: that text is not live, and shimmering it would claim it is still happening.
     calls = [
-        call("a", "settled", intent=MCP, outcome="Found 2 files", seq=3),
-        call("b", other, seq=4),
+        call("a", "settled", intent=MCP, outcome="Found 2 files", label_seq=3),
+        call("b", other, label_seq=4),
     ]
     header = group_header(calls)
     assert (header.text, header.source) == ("Found 2 files", "outcome")
@@ -81,8 +87,8 @@ def test_a_settled_outcome_shown_while_another_call_is_in_flight_does_not_shimme
 
 def test_the_header_shimmers_again_once_an_in_flight_intent_takes_over() -> None:
     calls = [
-        call("a", "settled", intent=MCP, outcome="Found 2 files", seq=3),
-        call("b", "streaming", intent="Searching for OAu", seq=4),
+        call("a", "settled", intent=MCP, outcome="Found 2 files", label_seq=3),
+        call("b", "streaming", intent="Searching for OAu", label_seq=4),
     ]
     header = group_header(calls)
     assert (header.text, header.source) == ("Searching for OAu", "intent")
@@ -91,8 +97,8 @@ def test_the_header_shimmers_again_once_an_in_flight_intent_takes_over() -> None
 
 def test_header_shows_the_latest_settled_outcome_when_all_settled() -> None:
     calls = [
-        call("a", "settled", intent=MCP, outcome_patch=SEARCHED, seq=6),
-        call("b", "settled", intent=OAUTH, outcome_patch=SEARCHED, seq=8),
+        call("a", "settled", intent=MCP, outcome_patch=SEARCHED, label_seq=6),
+        call("b", "settled", intent=OAUTH, outcome_patch=SEARCHED, label_seq=8),
     ]
     header = group_header(calls)
     assert header.full_text == "Searched for OAuth handling — github"
@@ -102,7 +108,7 @@ def test_header_shows_the_latest_settled_outcome_when_all_settled() -> None:
 
 
 def test_settled_header_never_reverts_to_the_count() -> None:
-    calls = [call("a", "settled", intent=OAUTH, seq=2), call("b", "settled", seq=7)]
+    calls = [call("a", "settled", intent=OAUTH, label_seq=2), call("b", "settled", label_seq=7)]
     header = group_header(calls)
     assert header.text == OAUTH
     assert header.source == "outcome"
@@ -111,50 +117,56 @@ def test_settled_header_never_reverts_to_the_count() -> None:
 def test_out_of_order_settlement_does_not_rewind_the_header() -> None:
     # b settled first (seq 5); the slow a settled later (seq 9) and sits first in the list.
     calls = [
-        call("a", "settled", intent=MCP, outcome="Found MCP wiring", seq=9),
-        call("b", "settled", intent=OAUTH, outcome="Found OAuth handling", seq=5),
+        call("a", "settled", intent=MCP, outcome="Found MCP wiring", label_seq=9),
+        call("b", "settled", intent=OAUTH, outcome="Found OAuth handling", label_seq=5),
     ]
     assert group_header(calls).text == "Found MCP wiring"
     assert group_header(list(reversed(calls))).text == "Found MCP wiring"
 
 
 def test_error_call_can_be_the_latest_settled_header() -> None:
-    calls = [call("a", "settled", intent=MCP, seq=2), call("b", "error", intent=OAUTH, seq=3)]
+    calls = [
+        call("a", "settled", intent=MCP, label_seq=2),
+        call("b", "error", intent=OAUTH, label_seq=3),
+    ]
     assert group_header(calls).text == "Failed: Searching for OAuth handling"
 
 
-def test_resolved_activity_label_takes_over_and_collapses() -> None:
+def test_resolved_summary_takes_over_and_collapses() -> None:
     calls = [
-        call("a", "settled", intent=MCP, outcome="Found MCP wiring", seq=9),
-        call("b", "settled", intent=OAUTH, outcome="Found OAuth handling", seq=5),
+        call("a", "settled", intent=MCP, outcome="Found MCP wiring", label_seq=9),
+        call("b", "settled", intent=OAUTH, outcome="Found OAuth handling", label_seq=5),
     ]
-    header = group_header(calls, activity_label="Traced OAuth and MCP wiring in the router")
+    header = group_header(calls, summary="Traced OAuth and MCP wiring in the router")
     assert header.text == "Traced OAuth and MCP wiring in the router"
     assert header.full_text == "Traced OAuth and MCP wiring in the router — github"
-    assert header.source == "activity"
+    assert header.source == "summary"
     assert header.phase == "summarized"
     assert header.collapse
     assert header.aria_label == "Traced OAuth and MCP wiring in the router — github, 2 tools"
 
 
 @pytest.mark.parametrize("pending", [None, "", "   ", "\n"])
-def test_pending_or_blank_activity_label_leaves_the_settled_header(pending: str | None) -> None:
-    calls = [call("a", "settled", intent=MCP, seq=1), call("b", "settled", intent=OAUTH, seq=2)]
-    header = group_header(calls, activity_label=pending)
+def test_pending_or_blank_summary_leaves_the_settled_header(pending: str | None) -> None:
+    calls = [
+        call("a", "settled", intent=MCP, label_seq=1),
+        call("b", "settled", intent=OAUTH, label_seq=2),
+    ]
+    header = group_header(calls, summary=pending)
     assert header.text == OAUTH
     assert header.source == "outcome"
     assert not header.collapse
 
 
-def test_intent_labelled_group_without_activity_label_does_not_collapse() -> None:
-    in_flight = [call("a", "running", intent=OAUTH, seq=1), call("b", seq=2)]
-    settled = [call("a", "settled", intent=OAUTH, seq=3), call("b", "settled", seq=4)]
+def test_intent_labelled_group_without_summary_does_not_collapse() -> None:
+    in_flight = [call("a", "running", intent=OAUTH, label_seq=1), call("b", label_seq=2)]
+    settled = [call("a", "settled", intent=OAUTH, label_seq=3), call("b", "settled", label_seq=4)]
     assert not group_header(in_flight).collapse
     assert not group_header(settled).collapse
 
 
 def test_aria_label_keeps_the_count_for_intent_headers() -> None:
-    header = group_header([call("a", "running", intent=OAUTH, seq=1), call("b", seq=2)])
+    header = group_header([call("a", "running", intent=OAUTH, label_seq=1), call("b", label_seq=2)])
     assert header.aria_label == "Searching for OAuth handling, 2 tools"
 
 
@@ -162,26 +174,31 @@ def test_a_live_header_is_named_by_its_shown_text_and_a_settled_one_in_full() ->
     """A streaming intent changes the header on every fragment: its accessible name
     follows the capped text on screen, not the growing whole (which is the title)."""
     long_intent = "Searching " + "very " * 40 + "deep"
-    live = group_header([call("a", "running", intent=long_intent, seq=1), call("b", seq=2)])
+    live = group_header(
+        [call("a", "running", intent=long_intent, label_seq=1), call("b", label_seq=2)]
+    )
     assert live.aria_label == f"{sanitize_label(long_intent).text}, 2 tools"
-    done = [call("a", "settled", intent=long_intent, seq=1), call("b", "settled", seq=2)]
+    done = [
+        call("a", "settled", intent=long_intent, label_seq=1),
+        call("b", "settled", label_seq=2),
+    ]
     assert group_header(done).aria_label == f"{long_intent} — github, 2 tools"
 
 
 def test_aria_label_is_one_clean_line() -> None:
-    header = group_header([call("a", "running", intent="Reading\nfile <b>x</b>", seq=1)])
+    header = group_header([call("a", "running", intent="Reading\nfile <b>x</b>", label_seq=1)])
     assert header.aria_label == "Reading file <b>x</b>, 1 tool"
 
 
 def test_subagent_group_counts_agents_with_its_glyph() -> None:
-    running = [call(c, tool="subagent", server=None, label_bearing=False) for c in "ab"]
+    running = [call(c, tool="subagent", server=None, carries_intent=False) for c in "ab"]
     header = group_header(running)
     assert (header.text, header.glyph, header.source) == (
         "Running 2 agents",
         "subagents",
         "subagents",
     )
-    done = [call(c, "settled", tool="subagent", server=None, label_bearing=False) for c in "ab"]
+    done = [call(c, "settled", tool="subagent", server=None, carries_intent=False) for c in "ab"]
     assert group_header(done).text == "Ran 2 agents"
     assert group_header(done).aria_label == "Ran 2 agents"
 
@@ -198,7 +215,7 @@ def test_subagent_group_keeps_its_glyph_while_showing_intent_text() -> None:
 
 
 def test_ask_question_group_counts_questions_with_its_glyph() -> None:
-    asking = [call(c, tool="ask_user_question", server=None, label_bearing=False) for c in "ab"]
+    asking = [call(c, tool="ask_user_question", server=None, carries_intent=False) for c in "ab"]
     assert group_header(asking).text == "Asking 2 questions"
     assert group_header(asking).glyph == "questions"
     asked = [call(c, "settled", tool="ask_user_question", server=None) for c in "ab"]
@@ -221,8 +238,8 @@ def test_mixed_categories_use_the_tools_glyph() -> None:
 
 def test_backgrounded_dispatch_keeps_the_in_flight_header() -> None:
     calls = [
-        call("a", "settled", intent=MCP, outcome="Found MCP wiring", seq=6),
-        call("b", "background", intent=OAUTH, seq=2),
+        call("a", "settled", intent=MCP, outcome="Found MCP wiring", label_seq=6),
+        call("b", "background", intent=OAUTH, label_seq=2),
     ]
     header = group_header(calls)
     assert header.text == "Searching for OAuth handling · in background"
@@ -232,17 +249,17 @@ def test_backgrounded_dispatch_keeps_the_in_flight_header() -> None:
 
 def test_gate_a_business_intent_never_reaches_the_header() -> None:
     calls = [
-        call("a", "settled", label_bearing=False, intent="billing_inquiry", seq=3),
-        call("b", "settled", label_bearing=False, intent="refund", seq=4),
+        call("a", "settled", carries_intent=False, intent="billing_inquiry", label_seq=3),
+        call("b", "settled", carries_intent=False, intent="refund", label_seq=4),
     ]
     assert group_header(calls).full_text == "Used 2 tools — github"
 
 
 def test_header_in_spanish() -> None:
-    calls = [call("a", "settled", label_bearing=False), call("b", "settled", label_bearing=False)]
+    calls = [call("a", "settled", carries_intent=False), call("b", "settled", carries_intent=False)]
     header = group_header(calls, lang="es")
     assert header.full_text == "Se usaron 2 herramientas — github"
-    intent_header = group_header([call("a", "running", intent="Buscando", seq=1)], lang="es")
+    intent_header = group_header([call("a", "running", intent="Buscando", label_seq=1)], lang="es")
     assert intent_header.aria_label == "Buscando, 1 herramienta"
 
 

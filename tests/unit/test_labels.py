@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from intent_ui.core.labels import card_is_live, card_label, default_label
-from intent_ui.core.states import CALL_STATES, FINAL_STATES, LIVE_STATES
+from intent_ui.core.labels import card_is_in_flight, card_label, default_label
+from intent_ui.core.states import CALL_STATES, FINAL_STATES, IN_FLIGHT_STATES
 from tests.unit._label_helpers import MCP, OAUTH, SEARCHED, call
 
 # --- default labels ---------------------------------------------------------------------
@@ -116,13 +116,13 @@ def test_background_without_intent_shows_the_running_default() -> None:
 
 
 def test_gate_a_business_intent_argument_is_not_a_label() -> None:
-    crm = call(tool="create_ticket", server="crm", label_bearing=False, intent="billing_inquiry")
+    crm = call(tool="create_ticket", server="crm", carries_intent=False, intent="billing_inquiry")
     assert card_label(crm) == "Running create_ticket in crm"
     settled = call(
         state="settled",
         tool="create_ticket",
         server="crm",
-        label_bearing=False,
+        carries_intent=False,
         intent="billing_inquiry",
         outcome="Created",
     )
@@ -130,7 +130,7 @@ def test_gate_a_business_intent_argument_is_not_a_label() -> None:
 
 
 def test_gate_applies_to_error_framing() -> None:
-    view = call(state="error", label_bearing=False, intent="billing_inquiry")
+    view = call(state="error", carries_intent=False, intent="billing_inquiry")
     assert card_label(view) == "Failed: Ran search_code in github"
 
 
@@ -153,7 +153,7 @@ def test_output_reference_in_an_intent_stays_literal() -> None:
 
 
 @pytest.mark.parametrize(
-    ("state", "live"),
+    ("state", "in_flight"),
     [
         ("streaming", True),
         ("running", True),
@@ -163,13 +163,13 @@ def test_output_reference_in_an_intent_stays_literal() -> None:
         ("cancelled", False),
     ],
 )
-def test_card_is_live(state: Any, live: bool) -> None:
-    assert card_is_live(call(state=state)) is live
+def test_card_is_in_flight(state: Any, in_flight: bool) -> None:
+    assert card_is_in_flight(call(state=state)) is in_flight
 
 
 def test_every_state_has_a_label_and_each_ending_reads_differently() -> None:
     labels = {state: card_label(call(state=state)) for state in CALL_STATES}
     running = default_label("search_code", "github", settled=False)
-    assert {labels[state] for state in LIVE_STATES} == {running}
+    assert {labels[state] for state in IN_FLIGHT_STATES} == {running}
     endings = [labels[state] for state in FINAL_STATES]
     assert running not in endings and len(set(endings)) == len(endings), labels

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from intent_ui.agent.activity import ActivityEntry, ModelActivityLabeler
+from intent_ui.agent.activity import ModelSummarizer, SummaryEntry
 from intent_ui.agent.providers.base import (
     ChatRequest,
     ProviderEvent,
@@ -571,17 +571,17 @@ async def test_the_round_limit_ends_the_turn() -> None:
     assert len(provider.requests) == 2
 
 
-class RecordingLabeler:
+class RecordingSummarizer:
     def __init__(self) -> None:
-        self.entries: list[list[ActivityEntry]] = []
+        self.entries: list[list[SummaryEntry]] = []
 
-    async def label(self, entries: Sequence[ActivityEntry]) -> str | None:
+    async def summarize(self, entries: Sequence[SummaryEntry]) -> str | None:
         self.entries.append(list(entries))
         return "Searched the code"
 
 
-async def test_activity_label_entries_keep_the_intent_and_arrive_before_turn_done() -> None:
-    labeler = RecordingLabeler()
+async def test_summary_entries_keep_the_intent_and_arrive_before_turn_done() -> None:
+    summarizer = RecordingSummarizer()
     grep = FakeTool("grep_search")
     provider = ScriptedProvider(
         [
@@ -591,20 +591,20 @@ async def test_activity_label_entries_keep_the_intent_and_arrive_before_turn_don
         ],
         [TextChunk("Done."), end()],
     )
-    events = await collect(make_run(provider, [grep], activity=labeler))
-    (entries,) = labeler.entries
+    events = await collect(make_run(provider, [grep], summarizer=summarizer))
+    (entries,) = summarizer.entries
     assert json.loads(entries[0].tool_input)["intent"] == "Searching for OAuth"
     assert [e.intent for e in entries] == ["Searching for OAuth", "Searching for MCP"]
     assert grep.seen == [{"pattern": "x"}, {"pattern": "y"}]  # the strip is for tool bodies
-    labels = of(events, ActivityLabel)
-    assert [(e.block, e.label) for e in labels] == [(0, "Searched the code")]
-    assert events.index(labels[0]) < len(events) - 1
+    summaries = of(events, ActivityLabel)
+    assert [(e.block, e.label) for e in summaries] == [(0, "Searched the code")]
+    assert events.index(summaries[0]) < len(events) - 1
 
 
-async def test_a_single_call_block_requests_no_activity_label() -> None:
-    # A lone call shows no group header, so a label for it would be paid for and never
-    # shown; a later block of two calls in the same turn still gets one.
-    labeler = RecordingLabeler()
+async def test_a_single_call_group_requests_no_summary() -> None:
+    # A lone call shows no group header, so a summary of it would be paid for and never
+    # shown; a later group of two calls in the same turn still gets one.
+    summarizer = RecordingSummarizer()
     provider = ScriptedProvider(
         [*call("c1", "grep_search", {"intent": "Searching for OAuth", "pattern": "x"}), end()],
         [
@@ -614,33 +614,33 @@ async def test_a_single_call_block_requests_no_activity_label() -> None:
         ],
         [TextChunk("Done."), end()],
     )
-    events = await collect(make_run(provider, [FakeTool("grep_search")], activity=labeler))
-    assert [[e.tool_input for e in entries] for entries in labeler.entries] == [
+    events = await collect(make_run(provider, [FakeTool("grep_search")], summarizer=summarizer))
+    assert [[e.tool_input for e in entries] for entries in summarizer.entries] == [
         ['{"pattern": "y"}', '{"pattern": "z"}']
     ]
     assert [e.block for e in of(events, ActivityLabel)] == [1]
 
 
-async def test_model_activity_labeler_prompt_keeps_the_intent() -> None:
-    labeler_provider = ScriptedProvider([TextChunk('"Located the OAuth callback."'), end()])
-    labeler = ModelActivityLabeler(labeler_provider, "fast-model")
-    entry = ActivityEntry(
+async def test_model_summarizer_prompt_keeps_the_intent() -> None:
+    summarizer_provider = ScriptedProvider([TextChunk('"Located the OAuth callback."'), end()])
+    summarizer = ModelSummarizer(summarizer_provider, "fast-model")
+    entry = SummaryEntry(
         tool_name="grep_search",
         tool_input='{"intent": "Searching for OAuth handling", "pattern": "OAuth"}',
         status="settled",
         output="auth.py:1: oauth",
         outcome="Found 1 match for OAuth",
     )
-    assert await labeler.label([entry]) == "Located the OAuth callback"
-    (request,) = labeler_provider.requests
+    assert await summarizer.summarize([entry]) == "Located the OAuth callback"
+    (request,) = summarizer_provider.requests
     assert request.model == "fast-model"
     assert "Searching for OAuth handling" in request.messages[0]["content"]
 
 
-async def test_a_failing_labeler_leaves_no_label_and_the_turn_ends_normally() -> None:
+async def test_a_failing_summarizer_leaves_no_summary_and_the_turn_ends_normally() -> None:
     class Broken:
-        async def label(self, entries: Sequence[ActivityEntry]) -> str | None:
-            raise RuntimeError("labeler down")
+        async def summarize(self, entries: Sequence[SummaryEntry]) -> str | None:
+            raise RuntimeError("summarizer down")
 
     provider = ScriptedProvider(
         [
@@ -649,7 +649,7 @@ async def test_a_failing_labeler_leaves_no_label_and_the_turn_ends_normally() ->
             end(),
         ]
     )
-    events = await collect(make_run(provider, [FakeTool("grep_search")], activity=Broken()))
+    events = await collect(make_run(provider, [FakeTool("grep_search")], summarizer=Broken()))
     assert of(events, ActivityLabel) == []
     assert events[-1].stop_reason == "end_turn"
 
@@ -756,6 +756,33 @@ async def test_tool_search_with_no_match_lists_what_is_deferred() -> None:
     events = await asyncio.wait_for(collect(run), GUARD)
     result = settled(events, "s1")
     assert "convert_pdf" in result.output and result.outcome == "No tools found for weather"
+
+
+async def test_tool_search_once_every_deferred_tool_is_loaded_says_so_and_is_withdrawn() -> None:
+    pdf = FakeTool("convert_pdf", kind="mcp", server="docs", self_describing=False)
+    search = {"intent": "Looking for a PDF tool", "query": "pdf"}
+    provider = ScriptedProvider(
+        [*call("s1", "tool_search", search), end("tool_use")],
+        # The model asks again from memory, though nothing is left to find.
+        [*call("s2", "tool_search", {**search, "query": "pdf to text"}), end("tool_use")],
+        [TextChunk("Done."), end()],
+    )
+    run = make_run(
+        provider,
+        [FakeTool("grep_search"), pdf],
+        tool_options={
+            "*": {"describe_intent": True},
+            "convert_pdf_mcp_docs": {"defer_loading": True},
+        },
+    )
+    events = await collect(run)
+    again = settled(events, "s2")
+    assert (again.state, again.outcome) == ("settled", "Every tool is already loaded")
+    assert again.output == "Every deferred tool is already loaded (convert_pdf); call it directly."
+    assert of(events, CallStarted)[1].label_bearing is True
+    offered = [[tool["name"] for tool in request.tools] for request in provider.requests]
+    assert offered[0] == ["grep_search", "tool_search"]
+    assert offered[1] == offered[2] == ["grep_search", "convert_pdf"]
 
 
 # --- turn-level goals -----------------------------------------------------------------

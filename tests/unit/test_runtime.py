@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 from pathlib import Path
 
 import pytest
 
-from intent_ui.agent.activity import DemoActivityLabeler
+from intent_ui.agent.activity import DemoSummarizer
 from intent_ui.agent.providers.demo import DemoProvider
 from intent_ui.agent.runtime import AgentRuntime, UnknownEndpointError
 from intent_ui.agent.tools.actions import load_action_tools
@@ -46,7 +48,7 @@ async def test_provider_for_builds_the_demo_once_with_the_pacing_override(tmp_pa
     assert isinstance(provider, DemoProvider)
     assert provider.pacing_ms == 7
     assert runtime.provider_for(None) is provider
-    assert isinstance(runtime.labeler_for("demo"), DemoActivityLabeler)
+    assert isinstance(runtime.summarizer_for("demo"), DemoSummarizer)
     with pytest.raises(UnknownEndpointError, match="Unknown endpoint 'nope'"):
         runtime.provider_for("nope")
     await runtime.aclose()
@@ -87,13 +89,14 @@ async def test_a_users_turn_writes_their_memories_and_offers_their_actions(
 
 
 def test_model_spec_naming_unknown_tools_is_warned_with_the_known_ones() -> None:
-    from intent_ui.agent.runtime import unknown_spec_tools
+    from intent_ui.agent.runtime import spec_tool_warnings
     from intent_ui.agent.tools.base import ToolResult
     from intent_ui.config import ModelSpec
 
     class Named:
         def __init__(self, name: str, tool_id: str) -> None:
             self.name, self.tool_id = name, tool_id
+            self.definition = {"name": name, "parameters": {"type": "object"}}
 
         async def call(self, args: dict) -> ToolResult:  # pragma: no cover - not called
             return ToolResult(output="")
@@ -104,11 +107,42 @@ def test_model_spec_naming_unknown_tools_is_warned_with_the_known_ones() -> None
         ModelSpec(name="typo", endpoint="demo", model="demo", describe_intent=["serch_code"]),
         ModelSpec(name="all", endpoint="demo", model="demo", describe_intent=True),
     ]
-    warnings = unknown_spec_tools(specs, tools)  # type: ignore[arg-type]
+    warnings = spec_tool_warnings(specs, tools)  # type: ignore[arg-type]
     assert warnings == [
         "model_specs[1] (typo): describe_intent names unknown tools serch_code; "
         "known tools: read_file, search_code_mcp_github"
     ]
+
+
+GITHUB_SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_github_server.py"
+
+
+async def test_a_model_spec_takes_tool_names_and_warns_of_those_that_never_get_an_intent(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The GitHub server's `create_issue` has its own `intent` parameter: no label fits.
+    spec = {
+        "name": "A",
+        "endpoint": "demo",
+        "model": "demo",
+        "describe_intent": ["search_code", "create_issue", "serch_code"],
+    }
+    servers = {"github": {"command": sys.executable, "args": [str(GITHUB_SERVER)]}}
+    with caplog.at_level(logging.WARNING, logger="intent_ui.agent.runtime"):
+        async with AgentRuntime(
+            config(tmp_path, mcp_servers=servers, model_specs=[spec])
+        ) as runtime:
+            run = runtime.start_turn(user_message="hi", tool_options=runtime.spec_tool_options("A"))
+    # Named by its name, not its id, the search still gets its intent.
+    assert run.intent_tool_names == {"search_code"}
+    warnings = [r.getMessage() for r in caplog.records if r.name == "intent_ui.agent.runtime"]
+    assert warnings[0].startswith(
+        "model_specs[0] (A): describe_intent names unknown tools serch_code; known tools: "
+    )
+    assert warnings[1] == (
+        "model_specs[0] (A): describe_intent names tools that never get an intent: "
+        "create_issue (it declares its own 'intent' parameter)"
+    )
 
 
 GOALS = [

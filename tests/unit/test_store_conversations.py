@@ -259,3 +259,74 @@ def test_each_user_lists_only_their_own_conversations(engine: Engine, now: Clock
     conv.create_conversation(engine, owner="alice", endpoint="demo", model="m", title="a2", now=now)
     assert [c.title for c in conv.list_conversations(engine, owner="alice")] == ["a2", "a1"]
     assert [c.title for c in conv.list_conversations(engine, owner="bob")] == ["b1"]
+
+
+# --- search ----------------------------------------------------------------------------
+
+
+def _titles(found: list[conv.Conversation]) -> list[str]:
+    return [c.title for c in found]
+
+
+def test_search_matches_titles_ignoring_case(engine: Engine, now: Clock) -> None:
+    conv.create_conversation(
+        engine, owner=OWNER, endpoint="d", model="m", title="OAuth bug", now=now
+    )
+    conv.create_conversation(engine, owner=OWNER, endpoint="d", model="m", title="Lunch", now=now)
+    assert _titles(conv.search_conversations(engine, "oauth", owner=OWNER)) == ["OAuth bug"]
+    assert _titles(conv.search_conversations(engine, "  AUTH B ", owner=OWNER)) == ["OAuth bug"]
+
+
+def test_search_matches_the_text_of_questions_and_replies(engine: Engine, now: Clock) -> None:
+    asked = conv.create_conversation(
+        engine, owner=OWNER, endpoint="d", model="m", title="A", now=now
+    )
+    conv.add_user_message(engine, asked.id, "Where is the MCP client wired?", now=now)
+    answered = conv.create_conversation(
+        engine, owner=OWNER, endpoint="d", model="m", title="B", now=now
+    )
+    conv.add_user_message(engine, answered.id, "Summarise the repo", now=now)
+    reply = conv.start_assistant_message(engine, answered.id, now=now)
+    record_turn(
+        engine,
+        reply,
+        [TextDelta(1, "The session module owns a Running turn."), TurnDone(2, "stop")],
+    )
+    conv.create_conversation(engine, owner=OWNER, endpoint="d", model="m", title="C", now=now)
+    assert _titles(conv.search_conversations(engine, "mcp CLIENT", owner=OWNER)) == ["A"]
+    assert _titles(conv.search_conversations(engine, "running TURN", owner=OWNER)) == ["B"]
+    # Several matching messages still list their conversation once, newest first.
+    conv.add_user_message(engine, asked.id, "And the session module?", now=now)
+    assert _titles(conv.search_conversations(engine, "session module", owner=OWNER)) == ["A", "B"]
+
+
+def test_search_finds_only_the_owners_conversations(engine: Engine) -> None:
+    mine = conv.create_conversation(engine, owner="alice", endpoint="d", model="m", title="Keys")
+    conv.add_user_message(engine, mine.id, "alice's rotation plan")
+    theirs = conv.create_conversation(engine, owner="bob", endpoint="d", model="m", title="Keys")
+    conv.add_user_message(engine, theirs.id, "bob's rotation plan")
+    assert [c.id for c in conv.search_conversations(engine, "rotation", owner="alice")] == [mine.id]
+    assert [c.id for c in conv.search_conversations(engine, "keys", owner="bob")] == [theirs.id]
+    assert conv.search_conversations(engine, "alice", owner="bob") == []
+
+
+def test_search_treats_wildcards_as_text(engine: Engine, now: Clock) -> None:
+    for title in ("100% done", "1000 rows", "snake_case", "snakeXcase", r"C:\temp", "C:Xtemp"):
+        conv.create_conversation(engine, owner=OWNER, endpoint="d", model="m", title=title, now=now)
+    assert _titles(conv.search_conversations(engine, "100%", owner=OWNER)) == ["100% done"]
+    assert _titles(conv.search_conversations(engine, "e_c", owner=OWNER)) == ["snake_case"]
+    assert _titles(conv.search_conversations(engine, "C:\\t", owner=OWNER)) == [r"C:\temp"]
+
+
+def test_search_is_bounded(engine: Engine, now: Clock) -> None:
+    for index in range(5):
+        conv.create_conversation(
+            engine, owner=OWNER, endpoint="d", model="m", title=f"Plan {index}", now=now
+        )
+    assert _titles(conv.search_conversations(engine, "plan", owner=OWNER, limit=2)) == [
+        "Plan 4",
+        "Plan 3",
+    ]
+    assert len(conv.search_conversations(engine, "", owner=OWNER)) == 5
+    with pytest.raises(ValueError, match="at most 200 characters; this one has 201"):
+        conv.search_conversations(engine, "x" * 201, owner=OWNER)

@@ -38,7 +38,7 @@ SEARCH_ARGS = '{"intent": "Searching for OAuth", "query": "oauth"}'
 READ_ARGS = '{"intent": "Reading the config file", "path": "conf/app.yaml"}'
 
 # Two parallel label-bearing calls whose argument chunks interleave and which settle out
-# of order, then a second block with a plain call that fails, an activity label, the end.
+# of order, then a second group with a plain call that fails, a summary, the end.
 STREAM: list[TurnEvent] = [
     TextDelta(1, "Looking into it. "),
     CallStarted(2, "c1", "search_code", 0, server="github", label_bearing=True),
@@ -73,13 +73,13 @@ def message_id(engine: Engine) -> str:
 
 
 def _rendered(view: TurnView) -> dict[str, Any]:
-    """What a user sees: parts, each call's record and card label, each block's header."""
+    """What a user sees: parts, each call's record and card label, each group's header."""
     return {
         "parts": view.parts,
         "calls": view.calls(),
         "arguments": {c.call_id: view.arguments(c.call_id) for c in view.calls()},
         "cards": {c.call_id: view.card_label(c.call_id, "en") for c in view.calls()},
-        "headers": {b: view.block_header(b, "en") for b in view.blocks()},
+        "headers": {b: view.group_header(b, "en") for b in view.groups()},
         "text": view.text,
         "goal": view.goal,
         "done": (view.done, view.stop_reason, view.error),
@@ -159,10 +159,10 @@ def test_fragments_of_one_call_share_a_row_but_the_label_seq_survives(
     ]
     reloaded = TurnView.replay(load_events(engine, message_id))
     assert _rendered(reloaded) == _rendered(TurnView.replay(events))
-    assert reloaded.block_header(0).text == "Reading the config file"
+    assert reloaded.group_header(0).text == "Reading the config file"
 
 
-def test_text_after_a_new_block_stays_after_it(engine: Engine, message_id: str) -> None:
+def test_text_after_a_new_group_stays_after_it(engine: Engine, message_id: str) -> None:
     events: list[TurnEvent] = [
         TextDelta(1, "First "),
         TextDelta(2, "round. "),
@@ -174,7 +174,7 @@ def test_text_after_a_new_block_stays_after_it(engine: Engine, message_id: str) 
     kinds = [(r.kind, r.seq) for r in _stored_rows(engine, message_id)]
     assert kinds == [("TextDelta", 2), ("CallStarted", 3), ("TextDelta", 5)]
     view = TurnView.replay(load_events(engine, message_id))
-    assert [type(p).__name__ for p in view.parts] == ["TextPart", "ToolBlock", "TextPart"]
+    assert [type(p).__name__ for p in view.parts] == ["TextPart", "ToolGroup", "TextPart"]
     assert view.text == "First round. Then this."
 
 
@@ -231,7 +231,7 @@ def test_crash_midway_reloads_as_cancelled_with_the_text_so_far(
     assert [c.state for c in view.calls()] == ["cancelled", "cancelled"]
     assert view.card_label("c1") == "Cancelled: Searching for OAuth"
     assert view.card_label("c2") == "Cancelled: Reading the config file"
-    assert view.done is True and view.block_header(0).live is False
+    assert view.done is True and view.group_header(0).live is False
     assert view.call("c1").settled_at == 99.0  # type: ignore[union-attr]
 
 
@@ -387,8 +387,8 @@ def test_a_turn_stored_before_the_event_log_renders_identically_after_the_migrat
                 card["label"],
                 card["state"],
             )
-        for block, header in expected["headers"].items():
-            shown = view.block_header(int(block))
+        for group, header in expected["headers"].items():
+            shown = view.group_header(int(group))
             assert (shown.text, shown.phase, shown.live) == (
                 header["text"],
                 header["phase"],

@@ -88,10 +88,10 @@ def test_a_password_shorter_than_twelve_characters_is_refused(
     assert users.authenticate(engine, "alice", "twelve chars") is not None
 
 
-def test_ending_sessions_and_a_new_password_raise_the_epoch(engine: Engine) -> None:
+def test_ending_sign_ins_and_a_new_password_raise_the_epoch(engine: Engine) -> None:
     alice = users.add_user(engine, "alice", ONE)
     assert alice.session_epoch == 0
-    assert users.end_sessions(engine, alice.id)
+    assert users.end_sign_ins(engine, alice.id)
     assert users.set_password(engine, "alice", TWO) is not None
     found = users.get_user_by_name(engine, " alice ")
     assert found is not None and found.session_epoch == 2
@@ -203,3 +203,24 @@ def test_an_unknown_density_is_refused_and_nothing_changes(engine: Engine) -> No
 def test_the_density_of_an_unknown_user_is_the_default(engine: Engine) -> None:
     assert not users.set_density(engine, "nobody", "header")
     assert users.user_density(engine, "nobody") == "full"
+
+
+def test_a_user_starts_on_the_system_theme_and_keeps_the_one_chosen(engine: Engine) -> None:
+    alice = users.ensure_user(engine, "alice")
+    assert users.user_theme(engine, alice.id) == "system"
+    assert users.set_theme(engine, alice.id, "dark")
+    assert users.user_theme(engine, alice.id) == "dark"
+    assert users.user_theme(engine, LOCAL_USER_ID) == "system"  # per user
+    assert users.user_density(engine, alice.id) == "full"  # the density is its own
+
+
+def test_an_unknown_theme_is_refused_and_nothing_changes(engine: Engine) -> None:
+    users.set_theme(engine, LOCAL_USER_ID, "light")
+    with pytest.raises(ValueError, match="use one of light, dark, system"):
+        users.set_theme(engine, LOCAL_USER_ID, "sepia")
+    assert users.user_theme(engine, LOCAL_USER_ID) == "light"
+
+
+def test_the_theme_of_an_unknown_user_is_the_default(engine: Engine) -> None:
+    assert not users.set_theme(engine, "nobody", "dark")
+    assert users.user_theme(engine, "nobody") == "system"

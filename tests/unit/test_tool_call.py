@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from intent_ui.core.states import CALL_STATES, FINAL_STATES, LIVE_STATES
+from intent_ui.core.states import CALL_STATES, FINAL_STATES, IN_FLIGHT_STATES
 from intent_ui.ui.components.tool_call import STATE_ICONS
 
 
@@ -11,4 +11,4 @@ def test_every_state_has_its_icon_and_each_ending_its_own() -> None:
     assert set(STATE_ICONS) == set(CALL_STATES)
     endings = [STATE_ICONS[state] for state in FINAL_STATES]
     assert len(set(endings)) == len(endings)
-    assert not set(endings) & {STATE_ICONS[state] for state in LIVE_STATES}
+    assert not set(endings) & {STATE_ICONS[state] for state in IN_FLIGHT_STATES}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from intent_ui.agent.tool_search import name_has_intent_label, rank_tools, tool_search_definition
-from intent_ui.core.capabilities.intent import with_intent
+from typing import Any
+
+from intent_ui.agent.tool_search import rank_tools, tool_search_definition
+from intent_ui.core.capabilities.intent import is_intent_label_property
 
 REGISTRY = {
     "convert_pdf": {"description": "Convert a PDF document to text."},
@@ -46,7 +48,10 @@ def test_an_empty_or_wordless_registry_finds_nothing() -> None:
     assert rank_tools("the", REGISTRY) == []
 
 
+def first_property(definition: dict[str, Any]) -> object:
+    return next(iter(definition["parameters"]["properties"].values()))
+
+
 def test_definition_is_self_describing_only_with_intents_on() -> None:
-    assert name_has_intent_label(tool_search_definition(intents=True))
-    assert not name_has_intent_label(tool_search_definition(intents=False))
-    assert name_has_intent_label({"parameters": dict(with_intent({"type": "object"}))})
+    assert is_intent_label_property(first_property(tool_search_definition(intents=True)))
+    assert not is_intent_label_property(first_property(tool_search_definition(intents=False)))

@@ -20,7 +20,7 @@ from intent_ui.core.events import (
     event_to_record,
 )
 from intent_ui.core.states import CALL_STATES, FINAL_STATES
-from intent_ui.core.turn import TextPart, ToolBlock, TurnView
+from intent_ui.core.turn import TextPart, ToolGroup, TurnView
 
 MCP_ARGS = '{"intent":"Searching for MCP wiring","query":"mcp client"}'
 OAUTH_ARGS = '{"intent":"Searching for OAuth handling","query":"oauth callback"}'
@@ -37,9 +37,9 @@ class Seq:
         return next(self._counter)
 
 
-def start(seq: Seq, call_id: str, *, block: int = 0, label_bearing: bool = True) -> CallStarted:
+def start(seq: Seq, call_id: str, *, group: int = 0, label_bearing: bool = True) -> CallStarted:
     return CallStarted(
-        seq(), call_id, "search_code", block, server="github", label_bearing=label_bearing
+        seq(), call_id, "search_code", group, server="github", label_bearing=label_bearing
     )
 
 
@@ -52,7 +52,7 @@ def test_two_parallel_calls_streamed_chunk_by_chunk() -> None:
     turn = TurnView()
     turn.apply(start(seq, "a"))
     turn.apply(start(seq, "b"))
-    assert turn.block_header(0).full_text == "Used 2 tools — github"
+    assert turn.group_header(0).full_text == "Used 2 tools — github"
     assert turn.card_label("a") == "Running search_code in github"
 
     headers: list[str] = []
@@ -60,7 +60,7 @@ def test_two_parallel_calls_streamed_chunk_by_chunk() -> None:
         for call_id, piece in (("a", piece_a), ("b", piece_b)):
             if piece is not None:
                 turn.apply(ArgsDelta(seq(), call_id, piece))
-                headers.append(turn.block_header(0).text)
+                headers.append(turn.group_header(0).text)
 
     # The header tracks the live edge: a's intent as it grows, then b's from the moment
     # b's first characters land (b changed state last), whatever a streams afterwards.
@@ -88,22 +88,22 @@ def test_two_parallel_calls_streamed_chunk_by_chunk() -> None:
     turn.apply(ArgsComplete(seq(), "a", MCP_ARGS))
     turn.apply(ArgsComplete(seq(), "b", OAUTH_ARGS))
     assert turn.call("a").state == "running"
-    assert turn.block_header(0).text == "Searching for OAuth handling"
+    assert turn.group_header(0).text == "Searching for OAuth handling"
 
     turn.apply(CallSettled(seq(), "a", "settled", output="3 hits", outcome_patch=SEARCHED))
-    header = turn.block_header(0)
+    header = turn.group_header(0)
     assert header.text == "Searching for OAuth handling"  # b is still in flight
     assert turn.card_label("a") == "Searched for MCP wiring"
 
     turn.apply(CallSettled(seq(), "b", "settled", output="12 hits", outcome="Found 12 matches"))
-    header = turn.block_header(0)
+    header = turn.group_header(0)
     assert header.full_text == "Found 12 matches — github"
     assert header.phase == "settled"
     assert not header.collapse
     assert [turn.card_label(c) for c in "ab"] == ["Searched for MCP wiring", "Found 12 matches"]
 
     turn.apply(ActivityLabel(seq(), 0, "Located the OAuth callback and MCP client"))
-    header = turn.block_header(0)
+    header = turn.group_header(0)
     assert header.text == "Located the OAuth callback and MCP client"
     assert header.collapse
     assert header.aria_label.endswith(", 2 tools")
@@ -126,10 +126,10 @@ def test_label_seq_is_stamped_when_the_first_intent_shows() -> None:
     turn = TurnView()
     turn.apply(start(seq, "a"))  # seq 1
     turn.apply(ArgsDelta(seq(), "a", '{"intent":"'))  # seq 2: nothing displayable yet
-    assert turn.call("a").seq == 0
+    assert turn.call("a").label_seq == 0
     turn.apply(ArgsDelta(seq(), "a", "Rea"))  # seq 3
     turn.apply(ArgsDelta(seq(), "a", "ding"))  # seq 4: growth does not restamp
-    assert turn.call("a").seq == 3
+    assert turn.call("a").label_seq == 3
 
 
 def test_label_inputs_are_rebuilt_only_when_a_label_could_change() -> None:
@@ -159,7 +159,7 @@ def test_out_of_order_settlement_does_not_rewind_the_header() -> None:
     turn.apply(CallSettled(seq(), "b", "settled", outcome="Found OAuth handling"))
     turn.apply(CallSettled(seq(), "a", "settled", outcome="Found MCP wiring"))
     # a settled last although it started first: its outcome is the header.
-    assert turn.block_header(0).text == "Found MCP wiring"
+    assert turn.group_header(0).text == "Found MCP wiring"
 
 
 def test_non_label_bearing_call_never_parses_an_intent() -> None:
@@ -182,7 +182,7 @@ def test_one_shot_arguments_give_the_intent_at_args_complete() -> None:
     turn.apply(start(seq, "a"))
     turn.apply(ArgsComplete(seq(), "a", OAUTH_ARGS))  # seq 2
     assert turn.card_label("a") == "Searching for OAuth handling"
-    assert turn.call("a").seq == 2
+    assert turn.call("a").label_seq == 2
 
 
 def test_args_complete_without_a_final_copy_keeps_the_streamed_intent() -> None:
@@ -214,7 +214,7 @@ def test_backgrounded_dispatch_stays_in_flight_until_harvest() -> None:
     turn.apply(CallBackgrounded(seq(), "b"))
     turn.apply(CallSettled(seq(), "a", "settled", outcome="Found MCP wiring"))
     assert turn.call("b").state == "background"
-    header = turn.block_header(0)
+    header = turn.group_header(0)
     assert header.text == "Searching for OAuth handling · in background"
     assert header.live
 
@@ -222,7 +222,7 @@ def test_backgrounded_dispatch_stays_in_flight_until_harvest() -> None:
     assert turn.call("b").state == "background"  # the turn ending does not reap it
 
     turn.apply(CallSettled(seq(), "b", "settled", outcome="Found 12 matches"))
-    assert turn.block_header(0).text == "Found 12 matches"
+    assert turn.group_header(0).text == "Found 12 matches"
 
 
 def test_background_timeout_resolves_to_an_error_label() -> None:
@@ -240,9 +240,9 @@ def test_identical_settle_re_emission_changes_nothing() -> None:
     turn = TurnView()
     turn.apply(start(seq, "a"))
     turn.apply(CallSettled(seq(), "a", "settled", outcome="Done"))
-    stamped = turn.call("a").seq
+    stamped = turn.call("a").label_seq
     assert turn.apply(CallSettled(seq(), "a", "settled", outcome="Done")) == set()
-    assert turn.call("a").seq == stamped
+    assert turn.call("a").label_seq == stamped
 
 
 @pytest.mark.parametrize("stop", [("cancelled", None), ("error", "provider failed")])
@@ -259,7 +259,7 @@ def test_turn_ending_badly_cancels_unfinished_calls(stop: tuple[str, str | None]
     assert turn.card_label("b") == "Cancelled: Searching for OAuth handling"
     assert turn.call("b").error == stop[1]
     assert (turn.done, turn.stop_reason, turn.error) == (True, stop[0], stop[1])
-    assert not turn.block_header(0).live
+    assert not turn.group_header(0).live
 
 
 @pytest.mark.parametrize("state", CALL_STATES)
@@ -275,7 +275,7 @@ def test_only_a_final_state_settles_a_card(state: str) -> None:
     if state in FINAL_STATES:
         assert "a" in changed and (record.state, record.settled_at) == (state, 5.0)
         assert later == set()  # a settled card's arguments are final
-        assert not turn.block_header(0).live
+        assert not turn.group_header(0).live
     else:
         assert changed == set() and record.state == "streaming"
         assert turn.card_label("a") == "Reading the router and the callbacks"
@@ -290,38 +290,38 @@ def test_settled_calls_survive_turn_done() -> None:
     assert turn.card_label("a") == "Failed: Rate limited"
 
 
-def test_blank_activity_label_never_overwrites_a_filled_one() -> None:
+def test_blank_summary_never_overwrites_a_filled_one() -> None:
     seq = Seq()
     turn = TurnView()
     turn.apply(start(seq, "a"))
     turn.apply(CallSettled(seq(), "a", "settled"))
     assert turn.apply(ActivityLabel(seq(), 0, "   ")) == set()
-    assert turn.activity_label(0) is None
+    assert turn.summary(0) is None
     assert turn.apply(ActivityLabel(seq(), 0, "Searched the repo")) == {"header:0"}
     turn.apply(ActivityLabel(seq(), 0, ""))
-    assert turn.block_header(0).text == "Searched the repo"
+    assert turn.group_header(0).text == "Searched the repo"
 
 
-def test_parts_keep_order_and_blocks_group_their_calls() -> None:
+def test_parts_keep_order_and_groups_gather_their_calls() -> None:
     seq = Seq()
     turn = TurnView()
     assert turn.apply(TextDelta(seq(), "Let me ")) == {"text", "parts"}
     assert turn.apply(TextDelta(seq(), "look.")) == {"text"}
-    turn.apply(start(seq, "a", block=0))
+    turn.apply(start(seq, "a", group=0))
     turn.apply(TextDelta(seq(), "And "))
-    turn.apply(start(seq, "b", block=0))  # a late sibling joins its block
-    turn.apply(start(seq, "c", block=1))
+    turn.apply(start(seq, "b", group=0))  # a late sibling joins its group
+    turn.apply(start(seq, "c", group=1))
     turn.apply(TextDelta(seq(), "done."))
     assert turn.parts == (
         TextPart("Let me look."),
-        ToolBlock(0, ("a", "b")),
+        ToolGroup(0, ("a", "b")),
         TextPart("And "),
-        ToolBlock(1, ("c",)),
+        ToolGroup(1, ("c",)),
         TextPart("done."),
     )
-    assert turn.blocks() == (0, 1)
+    assert turn.groups() == (0, 1)
     assert turn.text == "Let me look.And done."
-    assert [view.call_id for view in turn.block_calls(0)] == ["a", "b"]
+    assert [view.call_id for view in turn.group_calls(0)] == ["a", "b"]
 
 
 def test_apply_reports_what_changed() -> None:
@@ -353,7 +353,7 @@ def test_duplicate_start_bad_values_and_foreign_objects_change_nothing() -> None
     assert turn.apply(ArgsDelta(seq(), "a", None)) == set()  # type: ignore[arg-type]
     assert turn.apply(CallSettled(seq(), "a", "running")) == set()  # type: ignore[arg-type]
     assert turn.apply("not an event") == set()  # type: ignore[arg-type]
-    assert turn.parts == (ToolBlock(0, ("a",)),)
+    assert turn.parts == (ToolGroup(0, ("a",)),)
     assert turn.call("a").state == "streaming"
     assert turn.card_label("a") == "Reading the router"
 
@@ -362,16 +362,16 @@ def test_unknown_call_views_are_empty() -> None:
     turn = TurnView()
     assert turn.call_view("nope") is None
     assert turn.card_label("nope") == ""
-    assert turn.block_calls(3) == ()
-    assert turn.block_header(3).text == "Used 0 tools"
+    assert turn.group_calls(3) == ()
+    assert turn.group_header(3).text == "Used 0 tools"
 
 
 def test_subagent_calls_are_categorised_for_the_glyph() -> None:
     turn = TurnView()
     turn.apply(CallStarted(1, "s1", "subagent", 0, label_bearing=True))
     turn.apply(CallStarted(2, "s2", "subagent", 0, label_bearing=True))
-    assert turn.block_header(0).text == "Running 2 agents"
-    assert turn.block_header(0).glyph == "subagents"
+    assert turn.group_header(0).text == "Running 2 agents"
+    assert turn.group_header(0).glyph == "subagents"
 
 
 def _full_turn() -> list[TurnEvent]:

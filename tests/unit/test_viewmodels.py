@@ -108,7 +108,7 @@ def test_a_crowded_group_calms_its_cards_but_a_small_one_does_not() -> None:
     assert build_turn_parts(streaming(9), message_id="m", lang="en")[0].group.calm
 
 
-def test_the_goal_line_is_the_chosen_goals_label_and_empty_without_one() -> None:
+def test_the_goal_line_is_the_chosen_goals_description_and_empty_without_one() -> None:
     assert goal_line(TurnView()) == ""
     chosen = TurnView.replay([GoalSelected(1, "research", "Find things in the code")])
     assert goal_line(chosen) == "Find things in the code"
@@ -229,16 +229,16 @@ def test_header_only_groups_start_closed_and_keep_their_own_open_state() -> None
 
 
 def test_the_settled_prefix_grows_as_rounds_finish_and_never_takes_the_last_part() -> None:
-    turn = two_calls()  # text, then a block with b still streaming
+    turn = two_calls()  # text, then a group with b still streaming
     assert settled_prefix(turn) == 1
     turn.apply(CallSettled(7, "a", "settled", output="1 match"))
     turn.apply(CallSettled(8, "b", "settled", output="2 matches"))
-    assert settled_prefix(turn) == 1  # the block is the last part: it may still change
+    assert settled_prefix(turn) == 1  # the group is the last part: it may still change
     turn.apply(TextDelta(9, "Found them."))
     assert settled_prefix(turn) == 2
     turn.apply(CallStarted(10, "c", "search_code", 1, "github", True))
     turn.apply(TextDelta(11, "More."))
-    assert settled_prefix(turn) == 3  # stops at the block whose call is in flight
+    assert settled_prefix(turn) == 3  # stops at the group whose call is in flight
 
 
 def test_slotted_parts_number_the_cards_of_every_group_in_order() -> None:

@@ -16,6 +16,9 @@ ProviderError                      anything a provider call can fail with
                                    already produced)
 ```
 
+Each class names the `kind` of failure a person is told about (`core/failures.py`:
+unreachable, auth, not_found, rate_limit, provider); `failure_kind(exc)` reads it.
+
 Callers catch `ProviderError` (or a branch); raisers use the most specific leaf. Foreign
 exceptions enter at exactly one boundary, `map_httpx_error`; non-2xx answers become
 status errors in `status_error`. Every message says what happened, where (the URL or
@@ -26,10 +29,11 @@ from __future__ import annotations
 
 import json
 from http import HTTPStatus
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
+from intent_ui.core.failures import FailureKind
 from intent_ui.core.text import clip, terminal_text
 
 _MAX_QUOTED = 300
@@ -43,6 +47,8 @@ class ProviderError(Exception):
     and the browser.
     """
 
+    kind: ClassVar[FailureKind] = "provider"
+
     def __init__(self, message: str) -> None:
         message = terminal_text(message, multiline=False)
         super().__init__(message)
@@ -51,6 +57,8 @@ class ProviderError(Exception):
 
 class ProviderConnectionError(ProviderError):
     """No usable HTTP response arrived (retryable)."""
+
+    kind: ClassVar[FailureKind] = "unreachable"
 
     def __init__(self, message: str, *, url: str = "") -> None:
         super().__init__(message)
@@ -91,17 +99,25 @@ class BadRequestError(ProviderStatusError):
 class AuthenticationError(ProviderStatusError):
     """401: the api_key is missing or wrong."""
 
+    kind: ClassVar[FailureKind] = "auth"
+
 
 class PermissionDeniedError(ProviderStatusError):
     """403: the key has no access to this model or resource."""
+
+    kind: ClassVar[FailureKind] = "auth"
 
 
 class NotFoundError(ProviderStatusError):
     """404: wrong base_url or unknown model."""
 
+    kind: ClassVar[FailureKind] = "not_found"
+
 
 class RateLimitError(ProviderStatusError):
     """429: rate limited or out of quota."""
+
+    kind: ClassVar[FailureKind] = "rate_limit"
 
 
 class InternalServerError(ProviderStatusError):
@@ -247,6 +263,12 @@ def map_httpx_error(
         "base_url and that the server is running and reachable.",
         url=url,
     )
+
+
+def failure_kind(exc: BaseException) -> FailureKind:
+    """The kind of failure a provider call ended with; anything outside the tree (a bug
+    in an adapter) counts as the provider failing."""
+    return exc.kind if isinstance(exc, ProviderError) else "provider"
 
 
 def is_permanent_transport_error(exc: Exception) -> bool:

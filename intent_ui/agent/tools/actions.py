@@ -51,7 +51,6 @@ from intent_ui.agent.tools.yaml_bounded import (
     AliasExpansionError,
     safe_load_bounded,
 )
-from intent_ui.core.capabilities.intent import strip_intent
 from intent_ui.core.capabilities.selection import (
     ACTION_DELIMITER,
     ACTION_DOMAIN_SEPARATOR,
@@ -617,10 +616,11 @@ class ActionTool:
         )
 
     async def call(self, args: dict[str, Any]) -> ToolResult:
-        stripped = strip_intent(args)
-        if not isinstance(stripped, Mapping):
+        # No intent is stripped here: the run loop strips the label of label-bearing calls
+        # (marker-guarded), and an API's own `intent` field must reach it unchanged.
+        if not isinstance(args, Mapping):
             return ToolResult(f"{self.name}: arguments must be a JSON object", is_error=True)
-        request = self._request(stripped)
+        request = self._request(args)
         if isinstance(request, str):
             return ToolResult(f"{self.name}: {request}", is_error=True)
         where = f"{request.method} {request.url}"

@@ -351,9 +351,7 @@ class _ServerWorker:
             if exc.error.code == types.CONNECTION_CLOSED or not self.alive():
                 return self._died(tool, exc)
             said = terminal_text(exc.error.message, multiline=False)
-            logger.warning(
-                "MCP server %r rejected %s: %s", self.name, tool, redact_intent(said)
-            )
+            logger.warning("MCP server %r rejected %s: %s", self.name, tool, redact_intent(said))
             return ToolResult(f"MCP server '{self.name}' rejected {tool}: {said}", is_error=True)
         except TimeoutError:
             return self._timed_out(tool)
@@ -382,9 +380,7 @@ class _ServerWorker:
     def _died(self, tool: str, exc: BaseException) -> ToolResult:
         self._gone = True  # the next call starts the server again
         reason = self._explain(exc)
-        logger.warning(
-            "MCP server %r exited during %s: %s", self.name, tool, redact_intent(reason)
-        )
+        logger.warning("MCP server %r exited during %s: %s", self.name, tool, redact_intent(reason))
         return ToolResult(f"MCP server '{self.name}' exited during {tool}: {reason}", is_error=True)
 
     # reasons -------------------------------------------------------------------------------
@@ -451,7 +447,7 @@ def _to_tool_result(result: types.CallToolResult) -> ToolResult:
 class McpTool:
     """One tool of one MCP server, as the run loop sees it.
 
-    The definition carries the server's schema untouched: intent labels for third-party
+    The definition carries the server's schema untouched: intents for third-party
     tools are injected by the capability pipeline per `tool_options` (optional: we do
     not write this server's callers; docs/capabilities.md).
     """

@@ -1,6 +1,6 @@
 """Native tools: the file tools over a `Workspace`, and the base every native tool shares.
 
-Native tools are self-describing: the intent label is injected at the schema
+Native tools are self-describing: the intent property is injected at the schema
 definition (`with_intent`, required), and the definition carries `"intent": True`. A tool
 body validates its (already intent-stripped) arguments with a pydantic model, does its
 file I/O in a worker thread, and returns a `ToolResult` whose `output` is what the model

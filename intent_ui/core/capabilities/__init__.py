@@ -68,8 +68,9 @@ class CapabilityResult:
     `registry`: name -> definition for tool search and promotion; deferred tools are
     here with every injection applied. None when no registry was given and nothing
     was deferred.
-    `label_tool_names`: tools whose calls carry an intent label: the UI renders a
-    call's `intent` as its label only for these (never because the args have the key).
+    `intent_tool_names`: tools whose calls carry an intent (the label gate): the UI
+    renders a call's `intent` as its label only for these (never because the args have
+    the key).
     `injected_intent_tool_names`: the host-injected subset (self-spawn stripping).
     `background_tool_names`: tools whose `run_in_background` flag the run loop honours.
     `deferred_names`: tools withheld until discovered.
@@ -77,7 +78,7 @@ class CapabilityResult:
 
     definitions: Sequence[Tool]
     registry: Mapping[str, Tool] | None
-    label_tool_names: frozenset[str]
+    intent_tool_names: frozenset[str]
     injected_intent_tool_names: frozenset[str]
     background_tool_names: frozenset[str]
     deferred_names: tuple[str, ...]
@@ -150,7 +151,7 @@ def apply_capabilities(
     return CapabilityResult(
         definitions=loaded,
         registry=out_registry,
-        label_tool_names=labels.label_tool_names,
+        intent_tool_names=labels.label_tool_names,
         injected_intent_tool_names=labels.injected_tool_names,
         background_tool_names=background.background_tool_names,
         deferred_names=deferred_names,

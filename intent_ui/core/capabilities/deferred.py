@@ -121,11 +121,11 @@ def deferred_definitions(
 @dataclass(frozen=True, slots=True)
 class PromotedTools:
     """`promote_deferred_tools`' result: the new loaded list and the promoted tools
-    that carry an intent label (to add to the label gate)."""
+    that carry an intent (to add to the label gate)."""
 
     loaded: Sequence[Tool]
     promoted_names: tuple[str, ...]
-    label_tool_names: frozenset[str]
+    intent_tool_names: frozenset[str]
 
 
 def promote_deferred_tools(

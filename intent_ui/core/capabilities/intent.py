@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 # The same shared helpers as background.py: the two injecting siblings mirror each other.
 from intent_ui.core.capabilities._definitions import (
+    LC_TRANSFER_TO_PREFIX,
     Tool,
     apply_per_tool,
     carries,
@@ -78,6 +79,7 @@ __all__ = [
     "can_inject_intent_param",
     "has_intent_arg",
     "inject_intent_param",
+    "intent_refusal",
     "is_intent_eligible_tool",
     "is_intent_eligible_tool_name",
     "is_intent_label_property",
@@ -152,6 +154,17 @@ def is_intent_eligible_tool(tool: Tool) -> bool:
     """Name eligibility plus `allowed_callers`: a code-only tool never renders a card."""
     name = tool.get("name")
     return isinstance(name, str) and is_intent_eligible_tool_name(name) and not is_code_only(tool)
+
+
+def intent_refusal(tool: Tool) -> str | None:
+    """Why `tool` can never carry an intent label, in words for a log line; None when it
+    can (a tool that already carries one can)."""
+    name = tool.get("name") if isinstance(tool, Mapping) else None
+    if isinstance(name, str) and name.startswith(LC_TRANSFER_TO_PREFIX):
+        return "it is a handoff tool, which never carries one"
+    if isinstance(name, str) and not is_intent_eligible_tool_name(name):
+        return "it is host machinery, which never carries one"
+    return injection_problem(tool, INTENT_LABEL)
 
 
 # --- arguments -----------------------------------------------------------------------
@@ -297,8 +310,18 @@ def _label_one(
     """
     if not isinstance(tool, Mapping):
         return tool, False
-    if not enabled or not is_intent_eligible_tool(tool):
-        # Kill switch, or a tool that never renders a card: a label is pure token cost.
+    if not enabled:
+        return remove_intent_param(tool), False
+    if not is_intent_eligible_tool(tool):
+        # A tool that never renders a card: a label is pure token cost. Naming it in a
+        # selection had no effect, which the one who named it should learn.
+        named = resolve_tool_option(tool_options, DESCRIBE_INTENT_OPTION, tool_id)
+        if named is not None and named.value and named.source == tool_id:
+            logger.warning(
+                "describe_intent is on for %r, but %s: it gets no intent.",
+                tool_id,
+                intent_refusal(tool),
+            )
         return remove_intent_param(tool), False
     resolved = resolve_tool_option(
         tool_options, DESCRIBE_INTENT_OPTION, tool_id, markers=(tool.get(INTENT_ARG),)

@@ -215,6 +215,8 @@ def synthesize_selection_tool_options(
     A narrowing selection also writes an explicit False for every other id in
     `tool_names`, because an explicit entry is the only thing that outranks a
     tool's own capability marker: without it "none" would leave native tools on.
+    A `"*"` in a list is no tool id: it is skipped with a warning, since writing it
+    would switch every tool on, the ones not listed too.
     """
     if selection is None:
         return None
@@ -235,11 +237,20 @@ def synthesize_selection_tool_options(
             selection,
         )
         return None
+    if TOOL_SELECTION_WILDCARD in chosen:
+        logger.warning(
+            "Ignoring %r in the %s selection %r: it is not a tool id; select true for every "
+            "tool, or list only tool ids.",
+            TOOL_SELECTION_WILDCARD,
+            key,
+            chosen,
+        )
     options: dict[str, dict[str, bool]] = {TOOL_SELECTION_WILDCARD: {key: False}}
     for name in tool_names:
         options[name] = {key: False}
     for name in chosen:
-        options[name] = {key: True}
+        if name != TOOL_SELECTION_WILDCARD:
+            options[name] = {key: True}
     return options
 
 

@@ -9,10 +9,10 @@ and its stored state stays visible), a distinct glyph and colour per capability,
 written for a non-technical admin, and, for the intent switch, what it costs: the intent
 property's schema tokens on every request that offers the tool.
 
-The same component renders the per-group "Describe all tools" switch (`testid` and `attrs`
-differ). Its texts come from the locale catalogue (`builder.*`) through the view models,
-in the reader's language; the accessible name always starts with the visible text, so a
-speech user can say what they see.
+The same component renders each tool source's "Describe all tools" switch (`testid` and
+`attrs` differ). Its state and texts are one `ToggleVM` (`ui.builder_view`), built from the
+locale catalogue (`builder.*`) in the reader's language; the accessible name always starts
+with the visible text, so a speech user can say what they see.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ from types import MappingProxyType
 from typing import Any
 
 import reflex as rx
+from reflex.vars import ObjectVar
+
+from intent_ui.ui.builder_view import ToggleVM
 
 __all__ = [
     "CAPABILITY_STYLES",
@@ -55,29 +58,24 @@ CAPABILITY_STYLES: Mapping[str, CapabilityStyle] = MappingProxyType(
 
 def capability_toggle(
     option: str,
+    toggle: ObjectVar[ToggleVM],
     *,
-    pressed: rx.Var[bool] | bool,
-    disabled: rx.Var[bool] | bool,
-    tooltip: rx.Var[str] | str,
-    label: rx.Var[str] | str,
-    text: rx.Var[str] | str,
     on_click: Any,
-    cost: rx.Var[str] | str = "",
     testid: str | None = None,
     attrs: Mapping[str, Any] | None = None,
 ) -> rx.Component:
-    """One switch for `option` (a `tool_options` key).
+    """One switch for `option` (a `tool_options` key), showing `toggle`.
 
-    `text` is the short visible text, `label` the accessible name (it starts with the
-    visible text and the cost), `tooltip` the explanation shown on hover and focus, `cost`
-    the token cost shown beside the glyph ("" hides it). `on_click` fires even when
+    `toggle.text` is the short visible text, `label` the accessible name (it starts with
+    the visible text and the cost), `tooltip` the explanation shown on hover and focus,
+    `cost` the token cost shown beside the glyph ("" hides it). `on_click` fires even when
     disabled; handlers ignore clicks on ineligible tools, so the state cannot drift.
     """
     style = CAPABILITY_STYLES[option]
     button = rx.el.button(
         rx.icon(style.glyph, size=14, class_name="iu-cap-glyph"),
-        rx.el.span(text, class_name="iu-cap-text"),
-        rx.cond(cost != "", rx.el.span(cost, class_name="iu-cap-cost")),
+        rx.el.span(toggle.text, class_name="iu-cap-text"),
+        rx.cond(toggle.cost != "", rx.el.span(toggle.cost, class_name="iu-cap-cost")),
         type="button",
         class_name="iu-cap-toggle",
         on_click=on_click,
@@ -85,10 +83,10 @@ def capability_toggle(
             "data-testid": testid or style.testid,
             "data-capability": option,
             "data-color": style.color,
-            "aria-pressed": rx.cond(pressed, "true", "false"),
-            "aria-disabled": rx.cond(disabled, "true", "false"),
-            "aria-label": label,
+            "aria-pressed": rx.cond(toggle.pressed, "true", "false"),
+            "aria-disabled": rx.cond(toggle.disabled, "true", "false"),
+            "aria-label": toggle.label,
             **(attrs or {}),
         },
     )
-    return rx.tooltip(button, content=tooltip, delay_duration=300)
+    return rx.tooltip(button, content=toggle.tooltip, delay_duration=300)

@@ -211,12 +211,17 @@ def call_card(
             rx.el.div(
                 rx.el.div(rx.cond(title != "", title, label), class_name="iu-full-label"),
                 rx.el.h4(arguments_heading),
-                rx.el.pre(args_preview, custom_attrs={"data-testid": "tool-call-args"}),
+                # Focusable: a long preview scrolls, and the keyboard must reach it.
+                rx.el.pre(
+                    args_preview, tab_index=0, custom_attrs={"data-testid": "tool-call-args"}
+                ),
                 rx.cond(
                     result != "",
                     rx.fragment(
                         rx.el.h4(result_heading),
-                        rx.el.pre(result, custom_attrs={"data-testid": "tool-call-result"}),
+                        rx.el.pre(
+                            result, tab_index=0, custom_attrs={"data-testid": "tool-call-result"}
+                        ),
                     ),
                 ),
                 class_name="iu-card-body",
@@ -355,7 +360,7 @@ def _group_head(group: ObjectVar[GroupVM], is_open: rx.Var[bool]) -> rx.Componen
     )
 
 
-def tool_part(
+def group_or_card(
     group: ObjectVar[GroupVM],
     labels: ObjectVar[dict[str, str]],
     density: rx.Var[str],

@@ -7,19 +7,23 @@ on_load=AgentsState.load_page)`.
 
 from __future__ import annotations
 
-import reflex as rx
-from reflex.vars import ObjectVar
+from collections.abc import Callable
+from typing import Any
 
-from intent_ui.ui.builder_state import (
-    AgentRowVM,
-    AgentsState,
+import reflex as rx
+from reflex.vars import ArrayVar, BooleanVar, ObjectVar, StringVar
+
+from intent_ui.ui.builder_goals import (
+    GOAL,
+    SCOPE,
     DelegateVM,
     GoalVM,
-    GroupVM,
+    RowVM,
     ScopeGoalVM,
     ScopeVM,
-    ToolRowVM,
 )
+from intent_ui.ui.builder_state import AgentsState
+from intent_ui.ui.builder_view import AgentRowVM, SourceVM, ToolRowVM
 from intent_ui.ui.components.capability_toggle import capability_toggle
 from intent_ui.ui.pages.login import auth_note
 
@@ -37,6 +41,58 @@ server's new defaults then fill them (an untouched field follows its default). R
 the form instead would wipe whatever was typed before the round trip came back."""
 
 
+# --- pieces every part of the page uses ---------------------------------------------------
+
+
+def _icon_button(
+    icon: str,
+    on_click: object,
+    label: rx.Var[str],
+    testid: str,
+    *,
+    danger: bool = False,
+    opens: bool = False,
+) -> rx.Component:
+    """A small button showing only `icon`, named by `label`. `opens`: it opens an agent,
+    so it resets the form first (see `FORM_ID`)."""
+    attrs: dict[str, object] = {"aria-label": label, "data-testid": testid}
+    if opens:
+        attrs["form"] = FORM_ID
+    return rx.el.button(
+        rx.icon(icon, size=13),
+        type="reset" if opens else "button",
+        class_name="iu-btn iu-btn-icon iu-btn-danger" if danger else "iu-btn iu-btn-icon",
+        on_click=on_click,
+        custom_attrs=attrs,
+    )
+
+
+def _field(label: rx.Var[str], control: rx.Component, class_name: str = "iu-field") -> rx.Component:
+    return rx.el.label(
+        rx.el.span(label, class_name="iu-field-label"), control, class_name=class_name
+    )
+
+
+def _alert(text: rx.Var[str], class_name: str, role: str, testid: str) -> rx.Component:
+    """`text` in a paragraph announced as `role`, shown only when there is any."""
+    return rx.cond(
+        text != "",
+        rx.el.p(text, class_name=class_name, custom_attrs={"role": role, "data-testid": testid}),
+    )
+
+
+def _heading(tag: str, title: rx.Var[str], help_text: rx.Var[str]) -> list[rx.Component]:
+    """A section's title (`h2` or `h3`) and the sentence under it."""
+    if tag == "h2":
+        head = rx.el.h2(title, class_name="iu-builder-subtitle")
+    else:
+        head = rx.el.h3(title, class_name="iu-group-title")
+    return [head, rx.el.p(help_text, class_name="iu-muted")]
+
+
+# --- the agent list ------------------------------------------------------------------------
+
+
 def _agent_row(agent: ObjectVar[AgentRowVM]) -> rx.Component:
     return rx.el.div(
         rx.el.button(
@@ -47,35 +103,20 @@ def _agent_row(agent: ObjectVar[AgentRowVM]) -> rx.Component:
             on_click=AgentsState.open_agent(agent.id),
             custom_attrs={"data-testid": "agent-open", "title": agent.name, "form": FORM_ID},
         ),
-        rx.el.button(
-            rx.icon("pencil", size=13),
-            type="reset",
-            class_name="iu-btn iu-btn-icon",
-            on_click=AgentsState.open_agent(agent.id),
-            custom_attrs={
-                "aria-label": agent.edit_label,
-                "data-testid": "agent-edit",
-                "form": FORM_ID,
-            },
+        _icon_button(
+            "pencil", AgentsState.open_agent(agent.id), agent.edit_label, "agent-edit", opens=True
         ),
-        rx.el.button(
-            rx.icon("copy", size=13),
-            type="button",
-            class_name="iu-btn iu-btn-icon",
-            on_click=AgentsState.duplicate(agent.id),
-            custom_attrs={
-                "aria-label": agent.duplicate_label,
-                "data-testid": "agent-duplicate",
-            },
+        _icon_button(
+            "copy", AgentsState.duplicate(agent.id), agent.duplicate_label, "agent-duplicate"
         ),
         rx.cond(
             agent.own,
-            rx.el.button(
-                rx.icon("trash_2", size=13),
-                type="button",
-                class_name="iu-btn iu-btn-icon iu-btn-danger",
-                on_click=AgentsState.delete(agent.id),
-                custom_attrs={"aria-label": agent.delete_label, "data-testid": "agent-delete"},
+            _icon_button(
+                "trash_2",
+                AgentsState.delete(agent.id),
+                agent.delete_label,
+                "agent-delete",
+                danger=True,
             ),
         ),
         class_name="iu-agent-row",
@@ -113,6 +154,9 @@ def _agent_list() -> rx.Component:
     )
 
 
+# --- the agent's form ----------------------------------------------------------------------
+
+
 def _select(
     options: rx.Var[list[str]],
     value: rx.Var[str],
@@ -120,8 +164,8 @@ def _select(
     name: str,
     label: rx.Var[str],
 ) -> rx.Component:
-    return rx.el.label(
-        rx.el.span(label, class_name="iu-field-label"),
+    return _field(
+        label,
         rx.el.select(
             rx.foreach(options, lambda o: rx.el.option(o, value=o)),
             name=name,
@@ -130,35 +174,56 @@ def _select(
             class_name="iu-select",
             custom_attrs={"data-testid": f"agent-{name}"},
         ),
-        class_name="iu-field",
+    )
+
+
+def _share() -> rx.Component:
+    """Share read-only (the owner), or the note saying the open agent is read-only."""
+    return rx.cond(
+        AgentsState.read_only,
+        rx.el.span(
+            TEXT["builder.read_only_note"],
+            class_name="iu-muted",
+            custom_attrs={"data-testid": "agent-read-only"},
+        ),
+        rx.el.button(
+            rx.cond(AgentsState.shared, TEXT["builder.shared"], TEXT["builder.share"]),
+            type="button",
+            class_name="iu-btn",
+            on_click=AgentsState.toggle_shared,
+            custom_attrs={
+                "data-testid": "agent-share",
+                "aria-pressed": rx.cond(AgentsState.shared, "true", "false"),
+            },
+        ),
+    )
+
+
+def _agent_text(
+    control: Callable[..., rx.Component],
+    name: str,
+    value: rx.Var[str],
+    attrs: dict[str, str],
+    **props: object,
+) -> rx.Component:
+    """The agent's name or instructions: uncontrolled, sent with the form by Save."""
+    return _field(
+        TEXT[f"builder.{name}"],
+        control(
+            name=name,
+            default_value=value,
+            placeholder=TEXT[f"builder.{name}_placeholder"],
+            class_name="iu-input",
+            custom_attrs={"data-testid": f"agent-{name}", **attrs},
+            **props,
+        ),
     )
 
 
 def _form() -> rx.Component:
     return rx.el.form(
-        rx.el.label(
-            rx.el.span(TEXT["builder.name"], class_name="iu-field-label"),
-            rx.el.input(
-                name="name",
-                default_value=AgentsState.name,
-                placeholder=TEXT["builder.name_placeholder"],
-                class_name="iu-input",
-                custom_attrs={"data-testid": "agent-name", "autocomplete": "off"},
-            ),
-            class_name="iu-field",
-        ),
-        rx.el.label(
-            rx.el.span(TEXT["builder.instructions"], class_name="iu-field-label"),
-            rx.el.textarea(
-                name="instructions",
-                default_value=AgentsState.instructions,
-                placeholder=TEXT["builder.instructions_placeholder"],
-                rows=3,
-                class_name="iu-input",
-                custom_attrs={"data-testid": "agent-instructions"},
-            ),
-            class_name="iu-field",
-        ),
+        _agent_text(rx.el.input, "name", AgentsState.name, {"autocomplete": "off"}),
+        _agent_text(rx.el.textarea, "instructions", AgentsState.instructions, {}, rows=3),
         rx.el.div(
             _select(
                 AgentsState.endpoints,
@@ -187,24 +252,7 @@ def _form() -> rx.Component:
                 AgentsState.agent_id == "",
                 rx.el.span(TEXT["builder.unsaved"], class_name="iu-muted"),
             ),
-            rx.cond(
-                AgentsState.read_only,
-                rx.el.span(
-                    TEXT["builder.read_only_note"],
-                    class_name="iu-muted",
-                    custom_attrs={"data-testid": "agent-read-only"},
-                ),
-                rx.el.button(
-                    rx.cond(AgentsState.shared, TEXT["builder.shared"], TEXT["builder.share"]),
-                    type="button",
-                    class_name="iu-btn",
-                    on_click=AgentsState.toggle_shared,
-                    custom_attrs={
-                        "data-testid": "agent-share",
-                        "aria-pressed": rx.cond(AgentsState.shared, "true", "false"),
-                    },
-                ),
-            ),
+            _share(),
             class_name="iu-field-row",
         ),
         id=FORM_ID,
@@ -216,29 +264,27 @@ def _form() -> rx.Component:
 
 def _messages() -> rx.Component:
     return rx.el.div(
-        rx.cond(
-            AgentsState.error != "",
-            rx.el.p(
-                AgentsState.error,
-                class_name="iu-builder-error",
-                custom_attrs={"role": "alert", "data-testid": "builder-error"},
-            ),
-        ),
-        rx.cond(
-            AgentsState.notice != "",
-            rx.el.p(
-                AgentsState.notice,
-                class_name="iu-builder-notice",
-                custom_attrs={"role": "status", "data-testid": "builder-notice"},
-            ),
-        ),
+        _alert(AgentsState.error, "iu-builder-error", "alert", "builder-error"),
+        _alert(AgentsState.notice, "iu-builder-notice", "status", "builder-notice"),
     )
 
 
+# --- tools and their switches --------------------------------------------------------------
+
+
+def _tokenizer_name() -> rx.Component:
+    return rx.el.span(AgentsState.tokenizer, custom_attrs={"data-testid": "tokenizer-name"})
+
+
 def _token_totals() -> rx.Component:
+    def totals(*children: rx.Component | rx.Var[str]) -> rx.Component:
+        return rx.el.p(
+            *children, class_name="iu-token-totals", custom_attrs={"data-testid": "token-totals"}
+        )
+
     return rx.cond(
         AgentsState.show_intent,
-        rx.el.p(
+        totals(
             TEXT["builder.tokens_lead"],
             rx.el.strong(
                 AgentsState.tokens_with.to_string(),
@@ -250,21 +296,39 @@ def _token_totals() -> rx.Component:
                 custom_attrs={"data-testid": "tokens-without-intents"},
             ),
             TEXT["builder.tokens_without"],
-            rx.el.span(AgentsState.tokenizer, custom_attrs={"data-testid": "tokenizer-name"}),
+            _tokenizer_name(),
             TEXT["builder.tokens_end"],
-            class_name="iu-token-totals",
-            custom_attrs={"data-testid": "token-totals"},
         ),
-        rx.el.p(
+        totals(
             TEXT["builder.tokens_counted"],
-            rx.el.span(AgentsState.tokenizer, custom_attrs={"data-testid": "tokenizer-name"}),
+            _tokenizer_name(),
             TEXT["builder.tokens_per_request"],
             AgentsState.tokens_without.to_string(),
             TEXT["builder.tokens_per_request_end"],
-            class_name="iu-token-totals",
-            custom_attrs={"data-testid": "token-totals"},
         ),
     )
+
+
+def _tool_switches(row: ObjectVar[ToolRowVM]) -> list[rx.Component]:
+    """The row's four switches, each shown when the admin enables its capability."""
+    switches = (
+        (AgentsState.show_intent, "describe_intent", row.intent),
+        (AgentsState.show_background, "run_in_background", row.background),
+        (AgentsState.show_defer, "defer_loading", row.defer),
+        (AgentsState.show_code_only, "allowed_callers", row.code_only),
+    )
+    return [
+        rx.cond(
+            shown,
+            capability_toggle(
+                option,
+                toggle,
+                on_click=AgentsState.toggle_option(row.tool_id, option),
+                attrs={"data-tool": row.tool_id},
+            ),
+        )
+        for shown, option, toggle in switches
+    ]
 
 
 def _tool_row(row: ObjectVar[ToolRowVM]) -> rx.Component:
@@ -286,62 +350,7 @@ def _tool_row(row: ObjectVar[ToolRowVM]) -> rx.Component:
             ),
             class_name="iu-tool-pick",
         ),
-        rx.el.div(
-            rx.cond(
-                AgentsState.show_intent,
-                capability_toggle(
-                    "describe_intent",
-                    pressed=row.intent.pressed,
-                    disabled=row.intent.disabled,
-                    tooltip=row.intent.tooltip,
-                    label=row.intent.label,
-                    text=row.intent.text,
-                    cost=row.intent.cost,
-                    on_click=AgentsState.toggle_option(row.tool_id, "describe_intent"),
-                    attrs={"data-tool": row.tool_id},
-                ),
-            ),
-            rx.cond(
-                AgentsState.show_background,
-                capability_toggle(
-                    "run_in_background",
-                    pressed=row.background.pressed,
-                    disabled=row.background.disabled,
-                    tooltip=row.background.tooltip,
-                    label=row.background.label,
-                    text=row.background.text,
-                    on_click=AgentsState.toggle_option(row.tool_id, "run_in_background"),
-                    attrs={"data-tool": row.tool_id},
-                ),
-            ),
-            rx.cond(
-                AgentsState.show_defer,
-                capability_toggle(
-                    "defer_loading",
-                    pressed=row.defer.pressed,
-                    disabled=row.defer.disabled,
-                    tooltip=row.defer.tooltip,
-                    label=row.defer.label,
-                    text=row.defer.text,
-                    on_click=AgentsState.toggle_option(row.tool_id, "defer_loading"),
-                    attrs={"data-tool": row.tool_id},
-                ),
-            ),
-            rx.cond(
-                AgentsState.show_code_only,
-                capability_toggle(
-                    "allowed_callers",
-                    pressed=row.code_only.pressed,
-                    disabled=row.code_only.disabled,
-                    tooltip=row.code_only.tooltip,
-                    label=row.code_only.label,
-                    text=row.code_only.text,
-                    on_click=AgentsState.toggle_option(row.tool_id, "allowed_callers"),
-                    attrs={"data-tool": row.tool_id},
-                ),
-            ),
-            class_name="iu-tool-toggles",
-        ),
+        rx.el.div(*_tool_switches(row), class_name="iu-tool-toggles"),
         class_name="iu-tool-row",
         custom_attrs={
             "data-testid": "tool-row",
@@ -352,242 +361,223 @@ def _tool_row(row: ObjectVar[ToolRowVM]) -> rx.Component:
     )
 
 
-def _group(group: ObjectVar[GroupVM]) -> rx.Component:
+def _source(source: ObjectVar[SourceVM]) -> rx.Component:
     return rx.el.section(
         rx.el.div(
-            rx.el.h3(group.title, class_name="iu-group-title"),
+            rx.el.h3(source.title, class_name="iu-group-title"),
             rx.cond(
                 AgentsState.show_intent,
                 capability_toggle(
                     "describe_intent",
-                    pressed=group.describe_all.pressed,
-                    disabled=group.describe_all.disabled,
-                    tooltip=group.describe_all.tooltip,
-                    label=group.describe_all.label,
-                    text=group.describe_all.text,
-                    on_click=AgentsState.toggle_describe_all(group.key),
+                    source.describe_all,
+                    on_click=AgentsState.toggle_describe_all(source.key),
                     testid="describe-all-toggle",
-                    attrs={"data-server": group.key},
+                    attrs={"data-server": source.key},
                 ),
             ),
             class_name="iu-group-bar",
         ),
-        rx.cond(group.note != "", rx.el.p(group.note, class_name="iu-builder-error")),
-        rx.foreach(group.tools, _tool_row),
+        rx.cond(source.note != "", rx.el.p(source.note, class_name="iu-builder-error")),
+        rx.foreach(source.tools, _tool_row),
         class_name="iu-tool-group",
         custom_attrs={
             "data-testid": "tool-group-section",
-            "data-server": group.key,
-            "data-kind": group.kind,
+            "data-server": source.key,
+            "data-kind": source.kind,
         },
     )
 
 
-def _delegate(goal: ObjectVar[GoalVM], delegate: ObjectVar[DelegateVM]) -> rx.Component:
-    return rx.el.label(
-        rx.el.input(
-            type="checkbox",
-            default_checked=delegate.checked,
-            key=goal.key + ":" + delegate.family + ":" + delegate.checked.to_string(),
-            on_change=lambda _value: AgentsState.toggle_goal_delegate(goal.index, delegate.family),
-            custom_attrs={
-                "data-testid": "goal-delegate",
-                "data-family": delegate.family,
-                "aria-label": delegate.label,
-            },
-        ),
-        rx.el.span(delegate.family, class_name="iu-tool-name"),
-        rx.el.span(delegate.tools, class_name="iu-tool-desc", title=delegate.tools),
-        class_name="iu-goal-family",
-    )
+# --- goals and scopes ----------------------------------------------------------------------
+# Both are lists of rows edited alike (`kind`: GOAL or SCOPE): typed fields, a remove
+# button, and checkboxes (a goal's families, a scope's goals).
 
 
-def _goal_row(goal: ObjectVar[GoalVM]) -> rx.Component:
-    # Uncontrolled fields keyed by the goal: what is typed stays while the server answers,
-    # and a blur sends it.
-    return rx.el.div(
-        rx.el.div(
-            rx.el.label(
-                rx.el.span(TEXT["builder.goal_id"], class_name="iu-field-label"),
-                rx.el.input(
-                    default_value=goal.id,
-                    key=goal.key + ":id",
-                    on_blur=lambda value: AgentsState.set_goal_id(goal.index, value),
-                    class_name="iu-input",
-                    custom_attrs={"data-testid": "goal-id", "autocomplete": "off"},
-                ),
-                class_name="iu-field iu-goal-id",
-            ),
-            rx.el.label(
-                rx.el.span(TEXT["builder.goal_description"], class_name="iu-field-label"),
-                rx.el.input(
-                    default_value=goal.description,
-                    key=goal.key + ":description",
-                    placeholder=TEXT["builder.goal_description_placeholder"],
-                    on_blur=lambda value: AgentsState.set_goal_description(goal.index, value),
-                    class_name="iu-input",
-                    custom_attrs={"data-testid": "goal-description", "autocomplete": "off"},
-                ),
-                class_name="iu-field iu-goal-description",
-            ),
-            rx.el.button(
-                rx.icon("trash_2", size=13),
-                type="button",
-                class_name="iu-btn iu-btn-icon iu-btn-danger",
-                on_click=AgentsState.remove_goal(goal.index),
-                custom_attrs={"aria-label": goal.remove_label, "data-testid": "goal-remove"},
-            ),
-            class_name="iu-field-row iu-goal-fields",
-        ),
-        rx.el.fieldset(
-            rx.el.legend(TEXT["builder.goal_delegates"], class_name="iu-field-label"),
-            rx.cond(
-                goal.delegates.length() > 0,
-                rx.foreach(goal.delegates, lambda delegate: _delegate(goal, delegate)),
-                rx.el.span(TEXT["builder.goal_no_families"], class_name="iu-muted"),
-            ),
-            class_name="iu-goal-families",
-            custom_attrs={"data-testid": "goal-delegates"},
-        ),
-        key=goal.key,
-        class_name="iu-goal-row",
-        custom_attrs={"data-testid": "goal-row", "data-goal-id": goal.id},
-    )
-
-
-def _goals() -> rx.Component:
-    return rx.el.section(
-        rx.el.h2(TEXT["builder.goals"], class_name="iu-builder-subtitle"),
-        rx.el.p(TEXT["builder.goals_help"], class_name="iu-muted"),
-        rx.cond(
-            AgentsState.goal_error != "",
-            rx.el.p(
-                AgentsState.goal_error,
-                class_name="iu-builder-error",
-                custom_attrs={"role": "alert", "data-testid": "goal-error"},
-            ),
-        ),
-        rx.foreach(AgentsState.goals, _goal_row),
-        rx.el.button(
-            rx.icon("plus", size=14),
-            TEXT["builder.goal_add"],
-            type="button",
-            class_name="iu-btn",
-            on_click=AgentsState.add_goal,
-            custom_attrs={"data-testid": "goal-add"},
-        ),
-        _scopes(),
-        class_name="iu-goals",
-        custom_attrs={"data-testid": "goals-section"},
-    )
-
-
-def _text_field(
-    label: rx.Var[str],
-    value: rx.Var[str],
-    key: rx.Var[str],
-    on_blur: object,
-    testid: str,
-    **props: object,
+def _row_text(
+    kind: str, row: ObjectVar[RowVM], field: str, *, placeholder: bool = False
 ) -> rx.Component:
-    return rx.el.label(
-        rx.el.span(label, class_name="iu-field-label"),
+    """One typed field of a row, uncontrolled and keyed by the row: what is typed stays
+    while the server answers, and a blur sends it."""
+    testid = f"{kind}-{field}"
+    props = {"placeholder": TEXT[f"builder.{kind}_{field}_placeholder"]} if placeholder else {}
+    return _field(
+        TEXT[f"builder.{kind}_{field}"],
         rx.el.input(
-            default_value=value,
-            key=key,
-            on_blur=on_blur,
+            default_value=getattr(row, field),
+            key=row.key + ":" + field,
+            on_blur=lambda value: AgentsState.set_row_text(kind, row.index, field, value),
             class_name="iu-input",
             custom_attrs={"data-testid": testid, "autocomplete": "off"},
             **props,
         ),
-        class_name=f"iu-field iu-{testid}",
+        f"iu-field iu-{testid}",
     )
 
 
-def _scope_goal(scope: ObjectVar[ScopeVM], goal: ObjectVar[ScopeGoalVM]) -> rx.Component:
+def _choice(
+    checked: BooleanVar,
+    key: StringVar,
+    on_change: object,
+    attrs: dict[str, object],
+    *texts: rx.Component,
+) -> rx.Component:
+    """One checkbox of a row. Uncontrolled, like a tool's pick: the key remounts it with
+    the server's value."""
     return rx.el.label(
         rx.el.input(
             type="checkbox",
-            default_checked=goal.checked,
-            key=scope.key + ":" + goal.goal_id + ":" + goal.checked.to_string(),
-            on_change=lambda _value: AgentsState.toggle_scope_goal(scope.index, goal.goal_id),
-            custom_attrs={
-                "data-testid": "scope-goal",
-                "data-goal": goal.goal_id,
-                "aria-label": goal.label,
-            },
+            default_checked=checked,
+            key=key + ":" + checked.to_string(),
+            on_change=on_change,
+            custom_attrs=attrs,
         ),
-        rx.el.span(goal.goal_id, class_name="iu-tool-name"),
+        *texts,
         class_name="iu-goal-family",
     )
 
 
-def _scope_row(scope: ObjectVar[ScopeVM]) -> rx.Component:
+def _choices(
+    kind: str,
+    name: str,
+    items: ArrayVar[Any],
+    render: Callable[[Any], rx.Component],
+    empty: rx.Var[str],
+) -> rx.Component:
+    """A row's checkboxes (`name`: `delegates` of a goal, `goals` of a scope)."""
+    return rx.el.fieldset(
+        rx.el.legend(TEXT[f"builder.{kind}_{name}"], class_name="iu-field-label"),
+        rx.cond(
+            items.length() > 0,
+            rx.foreach(items, render),
+            rx.el.span(empty, class_name="iu-muted"),
+        ),
+        class_name="iu-goal-families",
+        custom_attrs={"data-testid": f"{kind}-{name}"},
+    )
+
+
+def _edited_row(
+    kind: str, row: ObjectVar[RowVM], fields: list[rx.Component], choices: rx.Component
+) -> rx.Component:
+    """A goal's or a scope's row: its typed fields and remove button, then its choices."""
     return rx.el.div(
         rx.el.div(
-            _text_field(
-                TEXT["builder.scope_id"],
-                scope.id,
-                scope.key + ":id",
-                lambda value: AgentsState.set_scope_id(scope.index, value),
-                "scope-id",
-            ),
-            _text_field(
-                TEXT["builder.scope_description"],
-                scope.description,
-                scope.key + ":description",
-                lambda value: AgentsState.set_scope_description(scope.index, value),
-                "scope-description",
-            ),
-            _text_field(
-                TEXT["builder.scope_category"],
-                scope.category,
-                scope.key + ":category",
-                lambda value: AgentsState.set_scope_category(scope.index, value),
-                "scope-category",
-                placeholder=TEXT["builder.scope_category_placeholder"],
-            ),
-            rx.el.button(
-                rx.icon("trash_2", size=13),
-                type="button",
-                class_name="iu-btn iu-btn-icon iu-btn-danger",
-                on_click=AgentsState.remove_scope(scope.index),
-                custom_attrs={"aria-label": scope.remove_label, "data-testid": "scope-remove"},
+            *fields,
+            _icon_button(
+                "trash_2",
+                AgentsState.remove_row(kind, row.index),
+                row.remove_label,
+                f"{kind}-remove",
+                danger=True,
             ),
             class_name="iu-field-row iu-goal-fields",
         ),
-        rx.el.fieldset(
-            rx.el.legend(TEXT["builder.scope_goals"], class_name="iu-field-label"),
-            rx.cond(
-                scope.goals.length() > 0,
-                rx.foreach(scope.goals, lambda goal: _scope_goal(scope, goal)),
-                rx.el.span(TEXT["builder.scope_no_goals"], class_name="iu-muted"),
-            ),
-            class_name="iu-goal-families",
-            custom_attrs={"data-testid": "scope-goals"},
-        ),
-        key=scope.key,
+        choices,
+        key=row.key,
         class_name="iu-goal-row",
-        custom_attrs={"data-testid": "scope-row", "data-scope-id": scope.id},
+        custom_attrs={"data-testid": f"{kind}-row", f"data-{kind}-id": row.id},
     )
 
 
-def _scopes() -> rx.Component:
+def _delegate(goal: ObjectVar[GoalVM], delegate: ObjectVar[DelegateVM]) -> rx.Component:
+    return _choice(
+        delegate.checked,
+        goal.key + ":" + delegate.family,
+        lambda _value: AgentsState.toggle_row_choice(GOAL, goal.index, delegate.family),
+        {
+            "data-testid": "goal-delegate",
+            "data-family": delegate.family,
+            "aria-label": delegate.label,
+        },
+        rx.el.span(delegate.family, class_name="iu-tool-name"),
+        rx.el.span(delegate.tools, class_name="iu-tool-desc", title=delegate.tools),
+    )
+
+
+def _goal_row(goal: ObjectVar[GoalVM]) -> rx.Component:
+    return _edited_row(
+        GOAL,
+        goal,
+        [_row_text(GOAL, goal, "id"), _row_text(GOAL, goal, "description", placeholder=True)],
+        _choices(
+            GOAL,
+            "delegates",
+            goal.delegates,
+            lambda delegate: _delegate(goal, delegate),
+            TEXT["builder.goal_no_families"],
+        ),
+    )
+
+
+def _scope_goal(scope: ObjectVar[ScopeVM], goal: ObjectVar[ScopeGoalVM]) -> rx.Component:
+    return _choice(
+        goal.checked,
+        scope.key + ":" + goal.goal_id,
+        lambda _value: AgentsState.toggle_row_choice(SCOPE, scope.index, goal.goal_id),
+        {"data-testid": "scope-goal", "data-goal": goal.goal_id, "aria-label": goal.label},
+        rx.el.span(goal.goal_id, class_name="iu-tool-name"),
+    )
+
+
+def _scope_row(scope: ObjectVar[ScopeVM]) -> rx.Component:
+    return _edited_row(
+        SCOPE,
+        scope,
+        [
+            _row_text(SCOPE, scope, "id"),
+            _row_text(SCOPE, scope, "description"),
+            _row_text(SCOPE, scope, "category", placeholder=True),
+        ],
+        _choices(
+            SCOPE,
+            "goals",
+            scope.goals,
+            lambda goal: _scope_goal(scope, goal),
+            TEXT["builder.scope_no_goals"],
+        ),
+    )
+
+
+def _rows_section(
+    kind: str,
+    tag: str,
+    rows: ArrayVar[Any],
+    render: Callable[[Any], rx.Component],
+    *,
+    before: tuple[rx.Component, ...] = (),
+    after: tuple[rx.Component, ...] = (),
+) -> rx.Component:
+    """The goals or the scopes: a heading, the rows, and a button adding one."""
     return rx.el.section(
-        rx.el.h3(TEXT["builder.scopes"], class_name="iu-group-title"),
-        rx.el.p(TEXT["builder.scopes_help"], class_name="iu-muted"),
-        rx.foreach(AgentsState.scopes, _scope_row),
+        *_heading(tag, TEXT[f"builder.{kind}s"], TEXT[f"builder.{kind}s_help"]),
+        *before,
+        rx.foreach(rows, render),
         rx.el.button(
             rx.icon("plus", size=14),
-            TEXT["builder.scope_add"],
+            TEXT[f"builder.{kind}_add"],
             type="button",
             class_name="iu-btn",
-            on_click=AgentsState.add_scope,
-            custom_attrs={"data-testid": "scope-add"},
+            on_click=AgentsState.add_row(kind),
+            custom_attrs={"data-testid": f"{kind}-add"},
         ),
+        *after,
         class_name="iu-goals",
-        custom_attrs={"data-testid": "scopes-section"},
+        custom_attrs={"data-testid": f"{kind}s-section"},
     )
+
+
+def _goals() -> rx.Component:
+    return _rows_section(
+        GOAL,
+        "h2",
+        AgentsState.goals,
+        _goal_row,
+        before=(_alert(AgentsState.goal_error, "iu-builder-error", "alert", "goal-error"),),
+        after=(_rows_section(SCOPE, "h3", AgentsState.scopes, _scope_row),),
+    )
+
+
+# --- importing OpenAPI actions -------------------------------------------------------------
 
 
 def _named_file_input(upload: rx.Component, name: rx.Var[str]) -> rx.Component:
@@ -607,8 +597,7 @@ def _named_file_input(upload: rx.Component, name: rx.Var[str]) -> rx.Component:
 
 def _actions_import() -> rx.Component:
     return rx.el.section(
-        rx.el.h3(TEXT["builder.import_title"], class_name="iu-group-title"),
-        rx.el.p(TEXT["builder.import_help"], class_name="iu-muted"),
+        *_heading("h3", TEXT["builder.import_title"], TEXT["builder.import_help"]),
         _named_file_input(
             rx.upload(
                 rx.el.div(
@@ -658,10 +647,9 @@ def _editor() -> rx.Component:
     return rx.el.main(
         _messages(),
         _form(),
-        rx.el.h2(TEXT["builder.tools"], class_name="iu-builder-subtitle"),
-        rx.el.p(TEXT["builder.tools_help"], class_name="iu-muted"),
+        *_heading("h2", TEXT["builder.tools"], TEXT["builder.tools_help"]),
         _token_totals(),
-        rx.foreach(AgentsState.groups, _group),
+        rx.foreach(AgentsState.sources, _source),
         _actions_import(),
         _goals(),
         class_name="iu-builder-main",

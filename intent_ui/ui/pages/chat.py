@@ -6,8 +6,11 @@ import reflex as rx
 from reflex.vars import ArrayVar, ObjectVar
 from reflex_base.event import EventCallback
 
+from intent_ui.ui.components.copy import copy_labels, copy_reply_button
 from intent_ui.ui.components.markdown import reply_markdown
-from intent_ui.ui.components.tool_call import live_title_feed, timeline, tool_part
+from intent_ui.ui.components.shortcuts import shortcuts_button, shortcuts_dialog
+from intent_ui.ui.components.theme import ThemeFollower
+from intent_ui.ui.components.tool_call import group_or_card, live_title_feed, timeline
 from intent_ui.ui.pages.login import account, auth_note
 from intent_ui.ui.state import ChatState, LiveState
 from intent_ui.ui.viewmodels import MessageVM, PartVM
@@ -69,17 +72,62 @@ def _conversation_row(conv: ObjectVar[dict[str, str]]) -> rx.Component:
     )
 
 
+def _conversation_search() -> rx.Component:
+    """Filters the list below to conversations whose title or messages contain the
+    text; sent to the server once typing pauses."""
+    return rx.fragment(
+        rx.debounce_input(
+            rx.el.input(
+                type="search",
+                value=ChatState.conversation_query,
+                on_change=ChatState.search_chats,
+                placeholder=ChatState.t["ui.search"],
+                max_length=200,
+                class_name="iu-search",
+                custom_attrs={
+                    "data-testid": "conversation-search",
+                    "aria-label": ChatState.t["ui.search"],
+                },
+            ),
+            debounce_timeout=250,
+        ),
+        rx.el.p(
+            rx.cond(
+                (ChatState.conversation_query.strip() != "")
+                & (ChatState.conversations.length() == 0),
+                ChatState.t["ui.search_none"],
+                "",
+            ),
+            role="status",
+            class_name="iu-conv-none",
+        ),
+    )
+
+
 def sidebar() -> rx.Component:
     return rx.el.aside(
-        rx.el.button(
-            rx.icon("plus", size=14),
-            ChatState.t["ui.new_chat"],
-            type="button",
-            class_name="iu-btn",
-            style={"display": "flex", "gap": "6px", "alignItems": "center"},
-            on_click=ChatState.new_chat,
-            custom_attrs={"data-testid": "new-chat"},
+        rx.el.div(
+            rx.el.button(
+                rx.icon("plus", size=14),
+                ChatState.t["ui.new_chat"],
+                type="button",
+                class_name="iu-btn",
+                style={"display": "flex", "gap": "6px", "alignItems": "center", "flex": "1"},
+                on_click=ChatState.new_chat,
+                custom_attrs={"data-testid": "new-chat"},
+            ),
+            # The drawer's own way out (narrow screens only), for those who cannot
+            # see the scrim or press Escape.
+            rx.el.button(
+                rx.icon("x", size=16, aria_hidden="true"),
+                type="button",
+                class_name="iu-btn iu-menu-close",
+                title=ChatState.t["ui.menu_close"],
+                custom_attrs={"aria-label": ChatState.t["ui.menu_close"]},
+            ),
+            class_name="iu-sidebar-head",
         ),
+        _conversation_search(),
         rx.el.nav(
             rx.foreach(ChatState.conversations, _conversation_row), class_name="iu-conv-list"
         ),
@@ -90,7 +138,39 @@ def sidebar() -> rx.Component:
             class_name="iu-btn",
             custom_attrs={"data-testid": "intents-link"},
         ),
+        shortcuts_button(ChatState.t),
+        id="iu-sidebar",
         class_name="iu-sidebar",
+    )
+
+
+def menu_toggle() -> rx.Component:
+    """Opens and closes the sidebar, which is a drawer on a narrow screen (shown there
+    only; assets/intent_ui.js keeps `aria-expanded` and the drawer in step)."""
+    return rx.el.button(
+        rx.icon("menu", size=18, aria_hidden="true"),
+        type="button",
+        class_name="iu-btn iu-menu-toggle",
+        title=ChatState.t["ui.menu"],
+        custom_attrs={
+            "data-testid": "menu-toggle",
+            "aria-label": ChatState.t["ui.menu"],
+            "aria-controls": "iu-sidebar",
+            "aria-expanded": "false",
+        },
+    )
+
+
+def theme_select() -> rx.Component:
+    """Light, dark, or the system's. Until the user's own arrives with the page, it shows
+    the mode the browser remembers."""
+    return rx.el.select(
+        rx.el.option(ChatState.t["ui.theme_light"], value="light"),
+        rx.el.option(ChatState.t["ui.theme_dark"], value="dark"),
+        rx.el.option(ChatState.t["ui.theme_system"], value="system"),
+        value=rx.cond(ChatState.theme != "", ChatState.theme, rx.color_mode),
+        on_change=ChatState.set_theme,
+        custom_attrs={"data-testid": "theme-select", "aria-label": ChatState.t["ui.theme"]},
     )
 
 
@@ -111,6 +191,7 @@ def _select(
 
 def topbar() -> rx.Component:
     return rx.el.header(
+        menu_toggle(),
         _select(
             ChatState.endpoint,
             ChatState.endpoints,
@@ -125,7 +206,7 @@ def topbar() -> rx.Component:
             on_change=ChatState.set_agent,
             custom_attrs={"data-testid": "agent-select", "aria-label": "Agent"},
         ),
-        rx.el.div(style={"flex": "1"}),
+        rx.el.div(class_name="iu-topbar-gap", style={"flex": "1"}),
         rx.el.select(
             rx.el.option(ChatState.t["ui.density_full"], value="full"),
             rx.el.option(ChatState.t["ui.density_intents"], value="intents"),
@@ -134,6 +215,7 @@ def topbar() -> rx.Component:
             on_change=ChatState.set_density,
             custom_attrs={"data-testid": "density-select", "aria-label": ChatState.t["ui.density"]},
         ),
+        theme_select(),
         rx.el.select(
             rx.el.option("Auto", value=""),
             rx.foreach(ChatState.languages, lambda code: rx.el.option(code, value=code)),
@@ -160,8 +242,56 @@ def _part(part: ObjectVar[PartVM], slotted: bool = False) -> rx.Component:
     return rx.cond(
         part.kind == "text",
         reply_text(text=part.text),
-        tool_part(part.group, ChatState.t, ChatState.density, slotted),
+        group_or_card(part.group, ChatState.t, ChatState.density, slotted),
     )
+
+
+def _failure(message: ObjectVar[MessageVM]) -> rx.Component:
+    """A failed turn says what happened, what to do and the error as recorded (never a
+    traceback: core/failures.py); the conversation's last turn offers Retry, which asks
+    its question again as a new turn."""
+    return rx.el.div(
+        rx.el.p(message.failure, class_name="iu-error-note", style=_FAILURE_LINE),
+        rx.el.p(message.failure_hint, style={"margin": "4px 0 0"}),
+        rx.cond(
+            message.error != "",
+            rx.el.p(
+                ChatState.t["ui.error_detail"] + ": " + message.error,
+                style={"margin": "4px 0 0", "color": "var(--iu-muted)", "fontSize": "0.85em"},
+            ),
+        ),
+        rx.cond(
+            message.id == ChatState.retry_id,
+            rx.el.button(
+                rx.icon("rotate-ccw", size=14, aria_hidden="true"),
+                ChatState.t["ui.retry"],
+                type="button",
+                class_name="iu-btn",
+                style={
+                    "marginTop": "8px",
+                    "display": "inline-flex",
+                    "gap": "6px",
+                    "alignItems": "center",
+                },
+                on_click=ChatState.retry,
+                custom_attrs={"data-testid": "chat-retry"},
+            ),
+        ),
+        role="alert",
+        style=_FAILURE_BOX,
+        custom_attrs={"data-testid": "chat-error"},
+    )
+
+
+_FAILURE_LINE = {"fontWeight": "600", "margin": "0", "fontSize": "1em"}
+_FAILURE_BOX = {
+    "border": "1px solid var(--iu-error)",
+    "borderRadius": "8px",
+    "padding": "10px 12px",
+    "marginTop": "8px",
+    "background": "var(--iu-panel)",
+    "color": "var(--iu-text)",
+}
 
 
 def _assistant(
@@ -186,9 +316,9 @@ def _assistant(
         ),
         rx.cond(message.timeline, timeline(parts, ChatState.t, slotted)),
         rx.foreach(parts, lambda part: _part(part, slotted)),
-        rx.cond(
-            message.error != "", rx.el.div(message.error, class_name="iu-error-note", role="alert")
-        ),
+        rx.cond(message.failure != "", _failure(message)),
+        # A finished turn's actions; the live turn gets them when it ends.
+        rx.fragment() if slotted else _reply_actions(message),
         class_name="iu-assistant",
         custom_attrs={
             "data-testid": "assistant-message",
@@ -197,6 +327,10 @@ def _assistant(
             "data-density": ChatState.density,
         },
     )
+
+
+def _reply_actions(message: ObjectVar[MessageVM]) -> rx.Component:
+    return rx.el.div(copy_reply_button(message.parts), class_name="iu-reply-actions")
 
 
 def _message(message: ObjectVar[MessageVM]) -> rx.Component:
@@ -260,7 +394,13 @@ def composer() -> rx.Component:
 
 def chat_page() -> rx.Component:
     return rx.el.div(
+        ThemeFollower.create(theme=ChatState.theme),
+        rx.el.link(rel="stylesheet", href="/everyday.css"),
+        copy_labels(ChatState.t),
+        shortcuts_dialog(ChatState.t),
         sidebar(),
+        # Covers the chat while the drawer is open; a tap on it closes the drawer.
+        rx.el.div(class_name="iu-scrim", custom_attrs={"aria-hidden": "true"}),
         rx.el.main(
             topbar(),
             auth_note(),
