@@ -54,6 +54,8 @@ the last answer is the reply."""
 LONG_PIECE = "abc"
 TEXT_PIECE = "Lore"
 TOOL = "list_directory"
+FIRST_CHUNK_S = 0.5
+"""When a `whole` turn's calls arrive."""
 
 Kind = Literal["sentences", "long", "whole", "text"]
 
@@ -204,7 +206,10 @@ def round_events(
             )
             for i, cid in enumerate(ids)
         )
-        return [Event(0.0, data + _chunk({}, "tool_calls") + DONE, spec.calls + 2)], intents
+        # As a provider's first token would: a turn that ends before the tab has started
+        # following it can leave the tab showing Stop with no cards (seen at 0.1 s).
+        first = FIRST_CHUNK_S
+        return [Event(first, data + _chunk({}, "tool_calls") + DONE, spec.calls + 2)], intents
     if spec.kind == "long":
         ticks = max(1, int(seconds_left / TICK_S))
         pieces = {cid: [LONG_PIECE] * ticks for cid in ids}

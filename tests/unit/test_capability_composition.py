@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import jsonschema
 import pytest
 
 from intent_ui.core.capabilities import (
@@ -43,8 +44,6 @@ from intent_ui.core.capabilities.programmatic import (
     strip_intent_for_code_bridge,
 )
 from tests.unit._capability_helpers import deep_freeze, native, property_names, third_party
-
-jsonschema = pytest.importorskip("jsonschema")
 
 EVERYTHING_ON = {
     "search_code": {

@@ -202,7 +202,6 @@ class Injecting:
     remove: Callable[[Tool], Tool]
     strip_definitions: Callable[..., Any]
     strip_registry: Callable[..., Any]
-    has_arg: Callable[[object], bool]
     strip_arg: Callable[[object], object]
     apply: Callable[..., Any]
     carrying: Callable[[Any], frozenset[str]]
@@ -223,7 +222,6 @@ INTENT = Injecting(
     remove=intent.remove_intent_param,
     strip_definitions=intent.strip_intent_from_tool_definitions,
     strip_registry=intent.strip_intent_from_tool_registry,
-    has_arg=intent.has_intent_arg,
     strip_arg=intent.strip_intent,
     apply=intent.apply_intent_labels,
     carrying=lambda result: result.label_tool_names,
@@ -239,7 +237,6 @@ BACKGROUND = Injecting(
     remove=background.remove_run_in_background_param,
     strip_definitions=background.strip_background_from_tool_definitions,
     strip_registry=background.strip_background_from_tool_registry,
-    has_arg=background.has_run_in_background_arg,
     strip_arg=background.strip_run_in_background_arg,
     apply=background.apply_background_tool_calls,
     carrying=lambda result: result.background_tool_names,
@@ -253,15 +250,6 @@ def _warnings_of(sib: Injecting, caplog: pytest.LogCaptureFixture) -> Any:
 
 
 # arguments
-
-
-@INJECTING
-def test_has_arg_sees_any_value(sib: Injecting) -> None:
-    assert sib.has_arg({sib.arg: None})
-    assert sib.has_arg(f'{{"{sib.arg}": 3}}')
-    assert not sib.has_arg({"q": 1})
-    assert not sib.has_arg("garbage")
-    assert not sib.has_arg(None)
 
 
 @INJECTING

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema
 import pytest
 
 from intent_ui.core.capabilities.intent import (
@@ -14,8 +15,6 @@ from intent_ui.core.capabilities.intent import (
 )
 from intent_ui.core.capabilities.strict import to_strict_parameters, to_strict_tool
 from tests.unit._capability_helpers import deep_freeze, snapshot, thaw, third_party
-
-jsonschema = pytest.importorskip("jsonschema")
 
 
 def test_every_property_is_required_in_property_order() -> None:

@@ -40,7 +40,6 @@ from intent_ui.core.capabilities._definitions import (
 from intent_ui.core.capabilities.selection import (
     ToolOptions,
     arg_value,
-    has_arg,
     is_code_only,
     resolve_tool_option,
     synthesize_selection_tool_options,
@@ -136,11 +135,6 @@ def is_background_eligible_tool_name(name: str) -> bool:
     Mirrors `is_intent_eligible_tool_name`.
     """
     return is_eligible_tool_name(name, EXCLUDED_BACKGROUND_TOOL_NAMES)
-
-
-def has_run_in_background_arg(args: object) -> bool:
-    """Whether the args carry the key at all (any value). Mirrors `has_intent_arg`."""
-    return has_arg(args, RUN_IN_BACKGROUND_ARG)
 
 
 def is_background_requested(args: object) -> bool:

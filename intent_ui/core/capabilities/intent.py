@@ -55,7 +55,6 @@ from intent_ui.core.capabilities.outcome import apply_outcome
 from intent_ui.core.capabilities.selection import (
     ToolOptions,
     arg_value,
-    has_arg,
     is_code_callable,
     is_code_only,
     is_direct_only,
@@ -77,7 +76,6 @@ __all__ = [
     "apply_intent_labels",
     "apply_outcome",
     "can_inject_intent_param",
-    "has_intent_arg",
     "inject_intent_param",
     "intent_refusal",
     "is_intent_eligible_tool",
@@ -168,11 +166,6 @@ def intent_refusal(tool: Tool) -> str | None:
 
 
 # --- arguments -----------------------------------------------------------------------
-
-
-def has_intent_arg(args: object) -> bool:
-    """Whether the args carry an `intent` key at all (mirrors `has_run_in_background_arg`)."""
-    return has_arg(args, INTENT_ARG)
 
 
 def read_intent(args: object) -> str | None:

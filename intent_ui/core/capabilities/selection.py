@@ -13,7 +13,7 @@ module answers, once for all of them, "does this option apply to this tool?":
 4. the caller's default (native tools on, everything else off).
 
 It also holds what every capability shares about a call and its callers: reading and
-stripping arguments (`coerce_args_object`, `has_arg`, `arg_value`, `without_arg`;
+stripping arguments (`coerce_args_object`, `arg_value`, `without_arg`;
 providers send arguments as an object or as a JSON string) and the `allowed_callers`
 predicates (re-exported by `programmatic.py`, kept here so `intent.py` can use them
 without an import cycle). What the siblings share about definitions and schemas is in
@@ -79,12 +79,6 @@ def coerce_args_object(args: object) -> dict[str, Any] | None:
             return None
         return parsed if isinstance(parsed, dict) else None
     return None
-
-
-def has_arg(args: object, key: str) -> bool:
-    """Whether the args carry `key` at all, whatever its value."""
-    obj = coerce_args_object(args)
-    return obj is not None and key in obj
 
 
 def arg_value(args: object, key: str) -> object:

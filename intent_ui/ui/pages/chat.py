@@ -6,6 +6,7 @@ import reflex as rx
 from reflex.vars import ArrayVar, ObjectVar
 from reflex_base.event import EventCallback
 
+from intent_ui.store.conversations import SEARCH_MAX_CHARS
 from intent_ui.ui.components.copy import copy_labels, copy_reply_button
 from intent_ui.ui.components.markdown import reply_markdown
 from intent_ui.ui.components.shortcuts import shortcuts_button, shortcuts_dialog
@@ -82,7 +83,7 @@ def _conversation_search() -> rx.Component:
                 value=ChatState.conversation_query,
                 on_change=ChatState.search_chats,
                 placeholder=ChatState.t["ui.search"],
-                max_length=200,
+                max_length=SEARCH_MAX_CHARS,
                 class_name="iu-search",
                 custom_attrs={
                     "data-testid": "conversation-search",
