@@ -12,10 +12,11 @@ calls stream a fresh intent: `sentences` are one-sentence intents of 40-110 char
 `long` grows every intent by three characters per tick for the whole turn (1,800
 characters in 12 s); `whole` sends each call's arguments in one chunk (a turn to store);
 `text` streams reply text instead, four characters every 20 ms. Rounds follow while the
-turn is younger than `Spec.seconds`, at most `MAX_TOOL_ROUNDS` (the app asks a model at
-most eight times per turn); reply text streams while it is. Both read the spec registered
-under the name at that moment, so registering it again with `seconds=0` ends the turns
-under way after their current round (text: at the next tick).
+rounds' streams add up to `Spec.seconds`, at most `MAX_TOOL_ROUNDS` (the app asks a model
+at most eight times per turn); reply text streams while the turn is younger than that.
+Both read the spec registered under the name at that moment, so registering it again
+with `seconds=0` ends the turns under way after their current round (text: at the next
+tick).
 
 `staggered` calls write their chunks on their own, spread over the tick as calls that
 started at different moments are; `burst` writes every call's chunk of a tick in one write,
@@ -260,6 +261,20 @@ def round_events(
     return events, intents
 
 
+def planned_rounds(spec: Spec) -> int:
+    """Rounds of calls in a turn: as many as it takes for their streams to add up to
+    `spec.seconds` (at least one, at most `MAX_TOOL_ROUNDS`). Counted from the streams'
+    own length, not the clock, so a slower app gets the same turn, not a shorter one."""
+    if spec.kind in ("long", "whole"):
+        return 1
+    total, rounds = 0.0, 0
+    while rounds < MAX_TOOL_ROUNDS and (rounds == 0 or total < spec.seconds):
+        longest = max(len(intent_sentence(f"{rounds}:{i}")) for i in range(spec.calls))
+        total += (longest + 2) * TICK_S
+        rounds += 1
+    return rounds
+
+
 def text_events(seconds: Callable[[], float]) -> Iterator[Event]:
     """Reply text, four characters every tick while the stream is younger than
     `seconds()` (asked again at every tick, so a benchmark can end it), then the end."""
@@ -295,7 +310,6 @@ class _Server:
 
     def __init__(self) -> None:
         self.specs: dict[str, Spec] = {}
-        self.started: dict[str, float] = {}
         self.sent: dict[Mark, float] = {}
         self.intents: dict[str, str] = {}
         self.chunks = 0
@@ -317,17 +331,13 @@ class _Server:
                 f" known: {sorted(self.specs)}"
             )
         rounds = sum(1 for m in messages[users[-1] + 1 :] if m.get("role") == "assistant")
-        now = time.monotonic()
         if rounds == 0:
-            self.started[turn] = now
             self.turns_started[name] = self.turns_started.get(name, 0) + 1
-        age = now - self.started.get(turn, now)
         if spec.kind == "text":
             if rounds > 0:
                 return _Plan(name, spec, reply_events(), {}, ends_turn=True)
             return _Plan(name, spec, text_events(lambda: self.specs[name].seconds), {}, True)
-        last_round = spec.kind in ("long", "whole") or rounds >= MAX_TOOL_ROUNDS
-        if rounds > 0 and (last_round or age >= spec.seconds):
+        if rounds > 0 and rounds >= planned_rounds(spec):
             return _Plan(name, spec, reply_events(), {}, ends_turn=True)
         events, intents = round_events(spec, rounds, spec.seconds)
         return _Plan(name, spec, events, intents, ends_turn=False)
