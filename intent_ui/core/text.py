@@ -24,6 +24,7 @@ Three facts live here and nowhere else:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from typing import Any, TypeVar
@@ -101,17 +102,31 @@ def scrub_fields(record: _Record) -> _Record:
     field), so the hot path of a stream costs no copy.
     """
     changes: dict[str, Any] = {}
-    for f in dataclasses.fields(record):  # type: ignore[arg-type]
-        value = getattr(record, f.name)
-        if isinstance(value, str):
-            clean = scrub_surrogates(value)
+    for name in _field_names(type(record)):
+        value = getattr(record, name)
+        if type(value) is str:
+            if LONE_SURROGATE.search(value) is None:
+                continue
+            clean: Any = LONE_SURROGATE.sub(REPLACEMENT, value)
         elif isinstance(value, dict | list):
             clean = scrub_decoded(value)
         else:
             continue
         if clean is not value:
-            changes[f.name] = clean
+            changes[name] = clean
     return dataclasses.replace(record, **changes) if changes else record  # type: ignore[type-var]
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+"""The field names of each record class: runs on every event of every stream, so the
+fields of a class are looked up once."""
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
 
 
 def _has_surrogate(value: Any) -> bool:
@@ -173,6 +188,12 @@ inside, and a cap of N clusters still bounds the length of what it keeps."""
 _GRAPHEME = regex.compile(r"\X")
 
 
+@functools.lru_cache(maxsize=64)
+def _first_clusters(count: int) -> regex.Pattern[str]:
+    """Up to `count` clusters in one match, segmented in C (a few caps are in use)."""
+    return regex.compile(rf"\X{{0,{count}}}")
+
+
 def grapheme_end(text: str, count: int) -> int:
     """Where the first `count` grapheme clusters of `text` end (`len(text)` when it holds
     no more than that), so `text[:grapheme_end(text, n)]` is at most n whole clusters.
@@ -185,6 +206,17 @@ def grapheme_end(text: str, count: int) -> int:
         return 0
     if len(text) <= count:  # every cluster holds at least one code point
         return len(text)
+    head = text[: count + 1]
+    if head.isascii() and "\r\n" not in head:
+        # Every ASCII character but a CR before an LF is a cluster of its own, and none
+        # extends the one before it: the common case (asked per label per fragment) needs
+        # no segmentation.
+        return count
+    match = _first_clusters(count).match(text)
+    end = match.end() if match is not None else 0
+    if end < count + GRAPHEME_MAX_CHARS:
+        # No cluster among them can be longer than the cap: it alone would hold more.
+        return end
     end = 0
     for seen, cluster in enumerate(_GRAPHEME.finditer(text), start=1):
         if cluster.end() - cluster.start() > GRAPHEME_MAX_CHARS:

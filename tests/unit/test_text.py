@@ -5,8 +5,17 @@ from __future__ import annotations
 import json
 
 import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
 
-from intent_ui.core.text import scrub_decoded, scrub_surrogates, terminal_text
+from intent_ui.core.text import (
+    GRAPHEME_MAX_CHARS,
+    grapheme_end,
+    scrub_decoded,
+    scrub_surrogates,
+    terminal_text,
+)
 
 LONE = json.loads('"\\ud800"')
 
@@ -57,3 +66,34 @@ def test_terminal_text_on_one_line_collapses_breaks_and_tabs() -> None:
     assert terminal_text(" a\r\nb\t\x1b[1mc\x1b[0m  d \n", multiline=False) == "a b c d"
     assert terminal_text(None) == ""
     assert terminal_text(42, multiline=False) == "42"
+
+
+def _cluster_by_cluster(text: str, count: int) -> int:
+    """Where the first `count` clusters end, one cluster at a time (the slow, plain way)."""
+    end = 0
+    for seen, cluster in enumerate(regex.finditer(r"\X", text), start=1):
+        if cluster.end() - cluster.start() > GRAPHEME_MAX_CHARS:
+            return cluster.start() + GRAPHEME_MAX_CHARS
+        end = cluster.end()
+        if seen == count:
+            break
+    return end
+
+
+# Letters with and without combining marks, CR/LF, emoji joiners, flags' regional
+# indicators, Devanagari signs: the characters that make or extend clusters.
+_CLUSTER_PIECES = st.sampled_from(
+    ["a", "b", " ", "\r", "\n", "\u0301", "\u200d", "\U0001f468", "\U0001f1eb", "क", "्", "ि"]
+)
+
+
+@given(st.lists(_CLUSTER_PIECES, max_size=60).map("".join), st.integers(0, 40))
+def test_grapheme_end_agrees_with_counting_cluster_by_cluster(text: str, count: int) -> None:
+    expected = 0 if count <= 0 else _cluster_by_cluster(text, count)
+    assert grapheme_end(text, count) == (len(text) if len(text) <= count else expected)
+
+
+def test_an_ascii_label_followed_by_a_combining_mark_keeps_the_mark() -> None:
+    # The ASCII shortcut must not cut an accent off the last letter it keeps.
+    assert grapheme_end("abe\u0301x", 3) == 4
+    assert grapheme_end("ab\r\nc", 3) == 4
