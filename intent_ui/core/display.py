@@ -16,13 +16,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from intent_ui.core.choices import Choice
+
 __all__ = [
     "DEFAULT_DENSITY",
     "DENSITIES",
+    "DENSITY",
     "Density",
     "Span",
     "format_elapsed",
-    "parse_density",
     "wall_time",
 ]
 
@@ -31,12 +33,8 @@ DENSITIES: tuple[Density, ...] = ("full", "intents", "header")
 DEFAULT_DENSITY: Density = "full"
 
 
-def parse_density(value: object) -> Density:
-    """`value` as a density; anything else is refused with the accepted values."""
-    for density in DENSITIES:
-        if value == density:
-            return density
-    raise ValueError(f"Unknown display density {value!r}: use one of {', '.join(DENSITIES)}.")
+DENSITY: Choice[Density] = Choice("display density", DENSITIES, DEFAULT_DENSITY)
+"""The per-user setting; `DENSITY.parse` refuses anything but the three densities."""
 
 
 def format_elapsed(ms: float) -> str:

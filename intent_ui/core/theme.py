@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["DEFAULT_THEME", "THEMES", "Theme", "parse_theme"]
+from intent_ui.core.choices import Choice
+
+__all__ = ["DEFAULT_THEME", "THEME", "THEMES", "Theme"]
 
 Theme = Literal["light", "dark", "system"]
 THEMES: tuple[Theme, ...] = ("light", "dark", "system")
 DEFAULT_THEME: Theme = "system"
 
 
-def parse_theme(value: object) -> Theme:
-    """`value` as a theme; anything else is refused with the accepted values."""
-    for theme in THEMES:
-        if value == theme:
-            return theme
-    raise ValueError(f"Unknown colour theme {value!r}: use one of {', '.join(THEMES)}.")
+THEME: Choice[Theme] = Choice("colour theme", THEMES, DEFAULT_THEME)
+"""The per-user setting; `THEME.parse` refuses anything but the three themes."""

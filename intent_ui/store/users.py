@@ -22,8 +22,8 @@ from sqlalchemy import Engine, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
-from intent_ui.core.display import DEFAULT_DENSITY, Density, parse_density
-from intent_ui.core.theme import DEFAULT_THEME, Theme, parse_theme
+from intent_ui.core.display import DENSITY, Density
+from intent_ui.core.theme import THEME, Theme
 from intent_ui.store.db import open_session
 from intent_ui.store.models import LOCAL_USER_ID, Clock, User
 
@@ -178,33 +178,28 @@ def end_sign_ins(engine: Engine, user_id: str) -> bool:
 def user_density(engine: Engine, user_id: str) -> Density:
     """The user's display density; the default for an unknown user or a stored value this
     version does not know."""
-    user = get_user(engine, user_id)
-    try:
-        return parse_density(user.density if user is not None else DEFAULT_DENSITY)
-    except ValueError:
-        return DEFAULT_DENSITY
+    return DENSITY.or_default(_stored(engine, user_id, "density"))
 
 
 def set_density(engine: Engine, user_id: str, density: str) -> bool:
     """Remember the user's display density; False when there is no such user. An unknown
     density raises `ValueError` naming the accepted values."""
-    return _remember(engine, user_id, density=parse_density(density))
+    return _remember(engine, user_id, density=DENSITY.parse(density))
 
 
 def user_theme(engine: Engine, user_id: str) -> Theme:
-    """The user's colour theme; the default for an unknown user or a stored value this
-    version does not know."""
-    user = get_user(engine, user_id)
-    try:
-        return parse_theme(user.theme if user is not None else DEFAULT_THEME)
-    except ValueError:
-        return DEFAULT_THEME
+    """The user's colour theme, like `user_density`."""
+    return THEME.or_default(_stored(engine, user_id, "theme"))
 
 
 def set_theme(engine: Engine, user_id: str, theme: str) -> bool:
-    """Remember the user's colour theme; False when there is no such user. An unknown
-    theme raises `ValueError` naming the accepted values."""
-    return _remember(engine, user_id, theme=parse_theme(theme))
+    """Remember the user's colour theme, like `set_density`."""
+    return _remember(engine, user_id, theme=THEME.parse(theme))
+
+
+def _stored(engine: Engine, user_id: str, field: str) -> object:
+    user = get_user(engine, user_id)
+    return None if user is None else getattr(user, field)
 
 
 def _remember(engine: Engine, user_id: str, **choices: str) -> bool:

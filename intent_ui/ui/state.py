@@ -14,9 +14,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import reflex as rx
+from sqlalchemy import Engine
 
 from intent_ui.agent.session import (
     DEFAULT_AGENT_ID,
@@ -25,12 +27,13 @@ from intent_ui.agent.session import (
     TurnRequest,
     TurnSession,
 )
-from intent_ui.core.display import DEFAULT_DENSITY, DENSITIES
+from intent_ui.core.choices import Choice
+from intent_ui.core.display import DEFAULT_DENSITY, DENSITY
 from intent_ui.core.events import CallSettled, CallStarted, TurnDone
 from intent_ui.core.failures import describe_failure
 from intent_ui.core.locale import SUPPORTED_LANGUAGES, negotiate_language, translate
 from intent_ui.core.sanitize import sanitize_label
-from intent_ui.core.theme import THEMES
+from intent_ui.core.theme import THEME
 from intent_ui.store import agents as agent_store
 from intent_ui.store import conversations as conv_store
 from intent_ui.store import users as user_store
@@ -199,27 +202,29 @@ class ChatState(EndpointPicker, AuthState):
     async def set_density(self, value: str) -> None:
         """Show the chat at another density and remember it for this user. Only the
         rendering changes: every view model already carries what each density shows."""
-        if value not in DENSITIES:
-            return  # only the three densities the picker offers
-        host = await get_host()
-        user = await self.current_user(host)
-        if user is None:
-            return
-        self.density = value
-        await asyncio.to_thread(user_store.set_density, host.engine, user, value)
+        await self._choose("density", DENSITY, value, user_store.set_density)
 
     @rx.event
     async def set_theme(self, value: str) -> None:
         """Show every page in another colour theme and remember it for this user (the
         page applies `theme` as it changes: `pages/chat.py`, `theme_applier`)."""
-        if value not in THEMES:
-            return  # only the three themes the picker offers
+        await self._choose("theme", THEME, value, user_store.set_theme)
+
+    async def _choose(
+        self,
+        var: str,
+        choice: Choice[Any],
+        value: str,
+        remember: Callable[[Engine, str, str], bool],
+    ) -> None:
+        if value not in choice.values:
+            return  # only what the picker offers
         host = await get_host()
         user = await self.current_user(host)
         if user is None:
             return
-        self.theme = value
-        await asyncio.to_thread(user_store.set_theme, host.engine, user, value)
+        setattr(self, var, value)
+        await asyncio.to_thread(remember, host.engine, user, value)
 
     @rx.event
     async def set_agent(self, value: str) -> None:

@@ -7,20 +7,8 @@ import pytest
 from intent_ui.core.display import (
     Span,
     format_elapsed,
-    parse_density,
     wall_time,
 )
-
-
-@pytest.mark.parametrize("value", ["full", "intents", "header"])
-def test_each_density_parses_as_itself(value: str) -> None:
-    assert parse_density(value) == value
-
-
-@pytest.mark.parametrize("value", ["", "Full", "compact", None, 1])
-def test_an_unknown_density_is_refused_naming_the_accepted_values(value: object) -> None:
-    with pytest.raises(ValueError, match="use one of full, intents, header"):
-        parse_density(value)
 
 
 @pytest.mark.parametrize(
