@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from ipaddress import ip_address
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -320,32 +320,25 @@ class ServerConfig(_Section):
     @field_validator("allowed_origins", mode="before")
     @classmethod
     def _origins(cls, origins: Any) -> Any:
-        entries = _entries(origins, "allowed_origins", "[https://chat.example.com]")
-        normalised: list[str] = []
-        for i, entry in enumerate(entries):
-            try:
-                normalised.append(normalize_origin(str(entry)))
-            except ValueError as exc:
-                raise _PathError(("server", "allowed_origins", i), str(exc)) from None
-        return tuple(normalised)
+        return _each(origins, "allowed_origins", "[https://chat.example.com]", normalize_origin)
 
     @field_validator("trusted_proxies", mode="before")
     @classmethod
     def _proxies(cls, proxies: Any) -> Any:
-        entries = _entries(proxies, "trusted_proxies", "[127.0.0.1, 10.0.0.0/24]")
-        networks: list[Network] = []
-        for i, entry in enumerate(entries):
-            try:
-                networks.append(parse_network(str(entry)))
-            except ValueError as exc:
-                raise _PathError(("server", "trusted_proxies", i), str(exc)) from None
-        return tuple(networks)
+        return _each(proxies, "trusted_proxies", "[127.0.0.1, 10.0.0.0/24]", parse_network)
 
 
-def _entries(value: Any, key: str, example: str) -> list[Any]:
+def _each(value: Any, key: str, example: str, parse: Callable[[str], Any]) -> tuple[Any, ...]:
+    """Every entry of the list `server.{key}` parsed; a bad one is named by its index."""
     if not isinstance(value, (list, tuple)):
         raise _PathError(("server", key), f"expected a list, e.g. {key}: {example}")
-    return list(value)
+    parsed = []
+    for i, entry in enumerate(value):
+        try:
+            parsed.append(parse(str(entry)))
+        except ValueError as exc:
+            raise _PathError(("server", key, i), str(exc)) from None
+    return tuple(parsed)
 
 
 class ModelSpec(_Section):
