@@ -334,6 +334,11 @@ class TurnSessions:
         session = self._by_conversation.get(conversation_id)
         return None if session is None or session.done else session
 
+    def latest(self, conversation_id: str) -> TurnSession | None:
+        """The conversation's turn while it runs or its log is still being written: a view
+        that renders from the store before that would show the turn unfinished."""
+        return self._by_conversation.get(conversation_id)
+
     async def start(self, request: TurnRequest) -> TurnSession:
         """Store the user message, open the assistant message and start the turn.
 

@@ -259,14 +259,6 @@ class ChatState(EndpointPicker, AuthState):
         self.conversation_query = value[: conv_store.SEARCH_MAX_CHARS]
         await self._refresh_conversations(host, user)
 
-    def _viewed_session(self, host: Host) -> TurnSession | None:
-        """The running turn of the conversation this tab shows. Usable where no request
-        is at hand (a background task): `conversation_id` is only ever set by handlers
-        that checked its owner, and `_viewer` is that owner."""
-        if not self._viewer or not self.conversation_id:
-            return None
-        return host.sessions.running(self.conversation_id)
-
     async def _owned_session(self, host: Host) -> TurnSession | None:
         """The running turn of this tab's conversation, if the signed-in user owns it."""
         user = await self.current_user(host)
@@ -598,7 +590,14 @@ class LiveState(ChatState):
             # Only for whoever opened the conversation, if they are still signed in here.
             user = await chat.current_user(host)
             viewing = user is not None and user == chat._viewer
-            session = chat._viewed_session(host) if viewing else None
+            # A turn that already ended is followed too while its log is written: the
+            # follower renders it from the store once it is (rendering before would show
+            # it unfinished, and the tab would keep its Stop button).
+            session = (
+                host.sessions.latest(chat.conversation_id)
+                if viewing and chat.conversation_id
+                else None
+            )
             token = self.router.session.client_token
             if session is None:
                 # It may have ended before this event arrived: show it from the log.
