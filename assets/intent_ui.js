@@ -1,14 +1,38 @@
 // Composer keys, auto-scroll, running times, timeline jumps, the narrow screen's menu,
 // copy buttons and keyboard shortcuts. Plain DOM code: nothing here touches app state.
 (function () {
-  // Enter sends, Shift+Enter adds a line (IME composition is left alone).
+  // Enter sends, Shift+Enter adds a line (IME composition is left alone); in a message
+  // being edited, Enter sends it again and Escape leaves it as it was.
   document.addEventListener("keydown", function (event) {
     var target = event.target;
-    if (!target || target.getAttribute("data-testid") !== "chat-input") return;
-    if (event.key !== "Enter" || event.shiftKey || event.isComposing) return;
+    var testid = target && target.getAttribute ? target.getAttribute("data-testid") : null;
+    if (testid !== "chat-input" && testid !== "edit-message-input") return;
+    if (event.isComposing) return;
+    if (testid === "edit-message-input" && event.key === "Escape") {
+      var cancel = target.form && target.form.querySelector('[data-testid="edit-cancel"]');
+      if (cancel) { event.preventDefault(); cancel.click(); }
+      return;
+    }
+    if (event.key !== "Enter" || event.shiftKey) return;
     event.preventDefault();
     var form = target.form;
     if (form && target.value.trim()) form.requestSubmit();
+  });
+  // An edit left as it was gives the focus back to the message's Edit button, once the
+  // page shows it again (the server answers the cancel).
+  document.addEventListener("click", function (event) {
+    var cancel = event.target && event.target.closest
+      ? event.target.closest('[data-testid="edit-cancel"]') : null;
+    var form = cancel && cancel.closest("form");
+    var id = form && form.getAttribute("data-message-id");
+    if (!id) return;
+    var frames = 0;
+    (function refocus() {
+      var turn = document.querySelector('.iu-user-turn[data-message-id="' + CSS.escape(id) + '"]');
+      var edit = turn && turn.querySelector('[data-testid="edit-message"]');
+      if (edit) { edit.focus(); return; }
+      if (++frames < 180) requestAnimationFrame(refocus);
+    })();
   });
 
   // Follow new content only while the reader is at the bottom; scrolling up stops it.

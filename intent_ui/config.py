@@ -27,6 +27,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -50,11 +51,14 @@ __all__ = [
     "AuthMode",
     "Capability",
     "ConfigError",
+    "DashboardConfig",
     "EndpointConfig",
     "EndpointKind",
     "McpServerConfig",
     "ModelSpec",
+    "SandboxConfig",
     "ServerConfig",
+    "TracingConfig",
     "WebSearchConfig",
     "load_config",
 ]
@@ -120,6 +124,10 @@ class EndpointConfig(_Section):
     activity_model: str | None = None
     max_tokens: int = Field(default=4096, gt=0)
     pacing_ms: float | None = Field(default=None, ge=0)
+    context_budget: int | None = Field(default=None, gt=0, strict=True)
+    """Tokens the conversation's history may take (counted with the app's tokenizer)
+    before its older tool calls are compacted into their ledger; absent, never
+    compacted (docs/compaction.md)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -217,6 +225,55 @@ class ActionsConfig(_Section):
     """Let the import and the calls reach loopback, link-local and private addresses
     (refused by default: a document URL or an API server could point into the server's
     own network)."""
+
+
+class TracingConfig(_Section):
+    """What traces may carry (traces themselves are switched on by the standard
+    `OTEL_EXPORTER_OTLP_ENDPOINT`, docs/traces.md)."""
+
+    redact_arguments: bool = False
+    """Keep tool-call arguments out of traces, and with them everything written from them:
+    intents, settled labels, tool errors and group summaries (spans are then named
+    "Running {tool}" / "Ran {tool}")."""
+
+
+class DashboardConfig(_Section):
+    """What the intents dashboard (/intents) keeps of the app's own calls (docs/dashboard.md).
+
+    `omit_intents`: tool ids (as in `tool_options`) or tool names whose calls are counted
+    without their intent or outcome text: for tools whose intents tend to name people
+    (bookings, support messages). Captured servers opt tools out in the wrapper instead
+    (`IntentOptions(exclude=...)`)."""
+
+    omit_intents: tuple[str, ...] = ()
+
+    @field_validator("omit_intents", mode="before")
+    @classmethod
+    def _tool_names(cls, names: Any) -> Any:
+        if not isinstance(names, (list, tuple)) or not all(
+            isinstance(name, str) and name.strip() for name in names
+        ):
+            raise _PathError(
+                ("dashboard", "omit_intents"),
+                "expected a list of tool ids or names, e.g. [book_flight, send_message]",
+            )
+        return tuple(name.strip() for name in names)
+
+
+class SandboxConfig(_Section):
+    """The sandbox `bash_tool` and `run_tools_with_code` run programs in (bubblewrap;
+    docs/capabilities.md): whether those tools are offered, and what one run may use."""
+
+    enabled: bool = True
+    """Off: neither tool is offered, even where the sandbox works."""
+    time_limit_s: float = Field(default=30.0, gt=0)
+    cpu_limit_s: int = Field(default=20, gt=0)
+    memory_mb: int = Field(default=1024, ge=64)
+    """Address space of each process in the sandbox."""
+    processes: int = Field(default=64, ge=8)
+    """Processes and threads running at once in one sandbox."""
+    output_kb: int = Field(default=64, ge=1)
+    """Output (stdout and stderr) one run may print before it is stopped."""
 
 
 class AuthConfig(_Section):
@@ -341,27 +398,38 @@ def _each(value: Any, key: str, example: str, parse: Callable[[str], Any]) -> tu
     return tuple(parsed)
 
 
+_EVERY_TOOL = {
+    "describe_intent": "to describe every tool",
+    "require_approval": "to ask before every tool that changes the workspace",
+}
+
+
 class ModelSpec(_Section):
-    """A preset: an endpoint + model with instructions and a `describe_intent` default."""
+    """A preset: an endpoint + model with instructions, a `describe_intent` default and
+    which tools ask before they run (`require_approval`)."""
 
     name: str
     endpoint: str
     model: str
     describe_intent: bool | list[str] | None = None
+    require_approval: bool | list[str] | None = None
+    """Which tools ask the user before they run: true for the tools that change the
+    workspace, or a list of tool ids."""
     instructions: str | None = None
 
-    @field_validator("describe_intent", mode="before")
+    @field_validator("describe_intent", "require_approval", mode="before")
     @classmethod
-    def _bool_or_tool_ids(cls, value: Any) -> Any:
+    def _bool_or_tool_ids(cls, value: Any, info: ValidationInfo) -> Any:
         # Checked here so a wrong type gives one readable line, not one per union member.
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             if TOOL_SELECTION_WILDCARD in value:
                 # It would switch every tool on, the ones not listed too.
+                every = _EVERY_TOOL.get(str(info.field_name), "for every tool")
                 raise ValueError(
                     f"'{TOOL_SELECTION_WILDCARD}' is not a tool id; write "
-                    "`describe_intent: true` to describe every tool, or list only tool ids"
+                    f"`{info.field_name}: true` {every}, or list only tool ids"
                 )
             return value
         raise ValueError("expected true, false or a list of tool ids")
@@ -380,8 +448,11 @@ class AppConfig(_Section):
     database_url: str | None = None
     tool_timeout_s: float = Field(default=DEFAULT_TOOL_TIMEOUT_S, gt=0)
     """Seconds one tool call may run before it settles as an error (and is cancelled)."""
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     auth: AuthConfig | None = None
     server: ServerConfig = Field(default_factory=ServerConfig)
+    tracing: TracingConfig = Field(default_factory=TracingConfig)
+    dashboard: DashboardConfig = Field(default_factory=DashboardConfig)
     # Not a key of the file: where `load_config` read it, so the file tools can refuse it.
     _source_file: Path | None = PrivateAttr(default=None)
 
@@ -718,6 +789,9 @@ _SECTIONS: dict[str, type[BaseModel]] = {
     "model_specs": ModelSpec,
     "auth": AuthConfig,
     "server": ServerConfig,
+    "sandbox": SandboxConfig,
+    "tracing": TracingConfig,
+    "dashboard": DashboardConfig,
 }
 
 

@@ -40,6 +40,19 @@ if [ "$MODE" = test ] && [ "$(node -p "require('$AXE_CORE_DIR/package.json').ver
   npm install --silent --no-audit --no-fund --prefix tools "axe-core@$AXE_CORE_VERSION"
 fi
 
+# The sandbox bash_tool and run_tools_with_code run in; without it the app runs and
+# those two tools are not offered (the tests of the sandbox need it).
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "Installing Debian's bubblewrap for the sandboxed tools"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+  else
+    echo "No bubblewrap (bwrap) found: install the 'bubblewrap' package to offer" \
+      "bash_tool and run_tools_with_code; the app runs without them." >&2
+  fi
+fi
+
 if [ "$MODE" = test ]; then
   if [ -n "${CHROMIUM_PATH:-}" ] && [ -x "$CHROMIUM_PATH" ]; then
     :

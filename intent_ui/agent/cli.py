@@ -10,6 +10,13 @@ label and its group's header, so scripts and tests see exactly what a user would
 
 The exit codes are listed in `EXIT_CODES` (and shown by `run --help`): a turn that did
 not end normally never exits 0.
+
+A call of a tool that asks first (`--ask-first TOOL`, or `--ask-first workspace` for the
+tools that change the workspace) is asked about on the terminal; `--yes` approves every
+such call and `--deny-all` denies it without asking (`intent_ui.agent.cli_pauses`).
+
+With `OTEL_EXPORTER_OTLP_ENDPOINT` set the turn is traced as the web app's are
+(`intent_ui.agent.tracing`), and its spans are flushed before the command exits.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import signal
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import IO, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -36,11 +43,15 @@ from rich.text import Text
 from intent_ui.core.events import (
     EVENT_TYPES,
     ActivityLabel,
+    ApprovalDecided,
+    ApprovalRequested,
     ArgsComplete,
     ArgsDelta,
     CallSettled,
     CallStarted,
     GoalSelected,
+    QuestionAnswered,
+    QuestionAsked,
     TextDelta,
     TurnDone,
     TurnEvent,
@@ -51,6 +62,10 @@ from intent_ui.core.states import FINAL_STATES, FinalState
 from intent_ui.core.text import scrub_surrogates, terminal_text
 from intent_ui.core.turn import TurnView
 from intent_ui.users_cli import add_users_command, run_users_command
+
+if TYPE_CHECKING:
+    from intent_ui.agent.session import EventObserver
+    from intent_ui.agent.tracing import TurnTracer
 
 __all__ = ["event_record", "main"]
 
@@ -96,6 +111,21 @@ def _parser() -> argparse.ArgumentParser:
         "--pacing-ms", type=float, metavar="N", help="demo model: milliseconds between chunks"
     )
     run.add_argument("--lang", default="en", help="language of the default labels (en, es, ja)")
+    run.add_argument(
+        "--ask-first",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="ask before each call of TOOL runs (a tool id; 'workspace' for the tools that "
+        "change the workspace); repeatable",
+    )
+    answers = run.add_mutually_exclusive_group()
+    answers.add_argument(
+        "--yes", action="store_true", help="approve every call that asks first, without asking"
+    )
+    answers.add_argument(
+        "--deny-all", action="store_true", help="deny every call that asks first (for CI)"
+    )
     add_users_command(commands)
     return parser
 
@@ -145,20 +175,45 @@ async def _run_command(args: argparse.Namespace) -> int:
     # Imported only now, so usage and configuration errors answer at once (the MCP client
     # is a heavy import).
     from intent_ui.agent.runtime import AgentRuntime
+    from intent_ui.agent.tracing import Tracing, TurnInfo, activity_model_of
 
     runtime = AgentRuntime(config, pacing_ms=args.pacing_ms)
+    tracing = Tracing.from_env(config)
+    tracer: TurnTracer | None = None
     try:
         await runtime.start()
         for server, why in runtime.mcp_failures.items():
             _fail(f"MCP server '{server}' is unavailable: {why}")
         stop = asyncio.Event()
         run = runtime.start_turn(
-            user_message=args.message, endpoint=endpoint.name, model=args.model, stop=stop
+            user_message=args.message,
+            endpoint=endpoint.name,
+            model=args.model,
+            stop=stop,
+            tool_options=_asking_first(runtime.default_tool_options(), args.ask_first),
         )
+        if tracing is not None:
+            from intent_ui.agent.session import DEFAULT_AGENT_ID
+
+            info = TurnInfo(
+                agent_id=DEFAULT_AGENT_ID,
+                agent_name=DEFAULT_AGENT_ID,
+                endpoint=endpoint.name,
+                provider=endpoint.kind,
+                model=args.model or runtime.default_model(endpoint.name),
+                activity_model=activity_model_of(endpoint),
+            )
+            tracer = tracing.turn(info)
         with _stop_on_interrupt(stop):
-            view = await _consume(run, args, sys.stdout)
+            view = await _consume(run, args, sys.stdout, [] if tracer is None else [tracer])
     finally:
         await runtime.aclose()
+        if tracer is not None:
+            tracer.close()  # a turn that raised still ends its spans
+        if tracing is not None:
+            # The exporter sends in the background: without this the last spans (the
+            # turn's own) would leave with the process, unsent.
+            await asyncio.to_thread(tracing.shutdown)
     return _exit_code(view)
 
 
@@ -196,7 +251,25 @@ def _stop_on_interrupt(stop: asyncio.Event) -> Any:
         loop.remove_signal_handler(signal.SIGINT)
 
 
-async def _consume(run: Any, args: argparse.Namespace, out: TextIO) -> TurnView:
+def _asking_first(options: dict[str, Any], tools: Sequence[str]) -> dict[str, Any]:
+    """The turn's options with `--ask-first` applied (`core/pauses.py`)."""
+    from intent_ui.core.capabilities.selection import TOOL_SELECTION_WILDCARD
+    from intent_ui.core.pauses import REQUIRE_APPROVAL_OPTION
+
+    for tool in tools:
+        key = TOOL_SELECTION_WILDCARD if tool == "workspace" else tool
+        options[key] = {**options.get(key, {}), REQUIRE_APPROVAL_OPTION: True}
+    return options
+
+
+async def _consume(
+    run: Any,
+    args: argparse.Namespace,
+    out: TextIO,
+    observers: Sequence[EventObserver] = (),
+) -> TurnView:
+    from intent_ui.agent.cli_pauses import TerminalPauses, stdin_is_terminal
+
     view = TurnView()
     renderer: _Renderer
     if args.json:
@@ -205,10 +278,28 @@ async def _consume(run: Any, args: argparse.Namespace, out: TextIO) -> TurnView:
         renderer = _LiveRenderer(view, Console(file=out), args.lang)
     else:
         renderer = _PlainRenderer(view, out, args.lang)
+    from intent_ui.agent.pauses import Pauses
+
+    answers = TerminalPauses(
+        getattr(run, "pauses", None) or Pauses(),
+        sys.stderr,
+        approve_all=bool(getattr(args, "yes", False)),
+        deny_all=bool(getattr(args, "deny_all", False)),
+        interactive=stdin_is_terminal(),
+    )
     try:
         async for event in run:
             view.apply(event)
             renderer.show(event)
+            for observe in observers:
+                observe(event, view)
+            if isinstance(event, ApprovalRequested | QuestionAsked):
+                # The live display stops while the terminal asks (it would draw over it).
+                renderer.suspend()
+                try:
+                    await answers.answer(event, view)
+                finally:
+                    renderer.resume()
     finally:
         # Also when the turn raised: a live display left running keeps the cursor hidden.
         renderer.close()
@@ -270,6 +361,14 @@ def event_record(view: TurnView, event: TurnEvent, lang: str = "en") -> dict[str
         record.update(goal_id=event.goal_id, label=event.label)
     elif isinstance(event, TurnDone):
         record.update(stop_reason=event.stop_reason, error=event.error, reply=view.text)
+    elif isinstance(event, ApprovalRequested):
+        record.update(tool_id=event.tool_id)
+    elif isinstance(event, ApprovalDecided):
+        record.update(verdict=event.verdict, scope=event.scope, reason=event.reason)
+    elif isinstance(event, QuestionAsked):
+        record.update(question=event.question, choices=event.choices)
+    elif isinstance(event, QuestionAnswered):
+        record.update(answer=event.answer)
     return record
 
 
@@ -285,6 +384,12 @@ class _Renderer(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook: most renderers have nothing to end
         pass
+
+    def suspend(self) -> None:  # noqa: B027 - optional hook: only a live display redraws
+        """Stop drawing while the terminal asks the user something."""
+
+    def resume(self) -> None:  # noqa: B027 - optional hook: only a live display redraws
+        """Draw again after the question."""
 
 
 class _JsonRenderer(_Renderer):
@@ -394,6 +499,15 @@ class _LiveRenderer(_Renderer):
             self._live.update(self._frame(room=None))
             self._live.stop()
         _write_reply(self.view, self.out, self._rows > 0)
+
+    def suspend(self) -> None:
+        if self._live.is_started:
+            self._live.update(self._frame(room=None))
+            self._live.stop()
+
+    def resume(self) -> None:
+        if not self._live.is_started:
+            self._live.start()
 
 
 def _row(icon: RenderableType, label: str, style: str, indent: int) -> RenderableType:

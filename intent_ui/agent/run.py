@@ -10,7 +10,9 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
 - The capability pipeline shapes the tool definitions once per turn (intent before
   background, so `intent` stays first; docs/capabilities.md) under the model-facing
   names; its `intent_tool_names` is the server-side label gate carried in every
-  `CallStarted.label_bearing` (docs/labels.md).
+  `CallStarted.label_bearing` (docs/labels.md). Given the runtime's `RequestCache`, a turn
+  over the same tools and options as an earlier one reuses its frozen definitions and
+  the pipeline's result (`request_cache.py`; pinned by `tests/unit/test_request_cache.py`).
 - Each round streams the provider. One monotonic `seq` counter stamps every event of the
   turn; each round that opens a tool call gets the next group index.
 - `ToolCallEnd` (the provider's end-of-call signal) emits `ArgsComplete` and starts that
@@ -18,6 +20,8 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
 - Before a label-bearing tool runs, the intent is read and stripped (and
   `run_in_background` too when that capability is on): no tool sees a parameter it did not
   declare. A business `intent` of a tool without a label passes through untouched.
+- A call that must wait for a person (an approval, `ask_user_question`) waits in the
+  turn's `Pauses` before it runs (`pauses.py`), outside its timeout.
 - Every foreground call is bounded by `tool_timeout` (the `tool_timeout_s` setting): past
   it the call settles as `error` and its task is cancelled. A tool blocked in a worker
   thread cannot be killed (Python has no way to), so the thread is abandoned (see
@@ -41,6 +45,9 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
   choose again. A call to a tool outside the chosen goal (or before any goal) is refused
   with an error result naming what to do instead. With `scopes`, the choice's result also
   lists the scopes serving the goal (the material it works on).
+- A code-only tool (`allowed_callers`) is never offered, and a direct call to one is
+  refused; `run_tools_with_code` runs bound to the turn's code bridge, whose inner calls
+  are unlabelled and emit no events (`code_calls.py`).
 - With a `Summarizer`, each group of two or more calls (the groups with a header)
   gets a summary once all its calls settled, computed concurrently with the next
   round and emitted before `TurnDone`.
@@ -56,9 +63,11 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from intent_ui.agent.activity import Summarizer, SummaryEntry
+from intent_ui.agent.code_calls import CodeCalls
+from intent_ui.agent.pauses import Pauses
 from intent_ui.agent.providers.base import (
     ChatRequest,
     Provider,
@@ -70,6 +79,7 @@ from intent_ui.agent.providers.base import (
     unique_call_id,
 )
 from intent_ui.agent.providers.errors import failure_kind
+from intent_ui.agent.request_cache import RequestCache
 from intent_ui.agent.tool_search import TOOL_SEARCH_NAME, ToolSearch
 from intent_ui.agent.tools.base import Tool, ToolResult
 from intent_ui.agent.tools.registry import ToolIndex
@@ -198,6 +208,8 @@ class TurnRun:
         goals: IntentRegistry | None = None,
         families: Mapping[str, str] | None = None,
         scopes: ScopeRegistry | None = None,
+        request_cache: RequestCache | None = None,
+        pauses: Pauses | None = None,
     ) -> None:
         self._provider = provider
         self._model = model
@@ -218,28 +230,52 @@ class TurnRun:
         self._tools: dict[str, Tool] = {}
         for tool in self._index:
             self._tools.setdefault(self._index.model_name(tool), tool)
-        definitions = [
-            {**dict(tool.definition), "name": name} for name, tool in self._tools.items()
+        definitions: list[Mapping[str, Any]] = [
+            {**dict(tool.definition), "name": name}
+            if request_cache is None
+            else request_cache.definition(tool, name)
+            for name, tool in self._tools.items()
         ]
         action_ids = [tool.tool_id for tool in self._tools.values() if tool.kind == "action"]
         options = canonical_tool_options(tool_options or {}, action_ids)
+        self.pauses = (pauses or Pauses()).bind(
+            options, self._emit, self._next_seq, self._settle, self._settle_as
+        )
         tool_ids = {name: tool.tool_id for name, tool in self._tools.items()}
-        shaped = apply_capabilities(
+        shape = apply_capabilities if request_cache is None else request_cache.capabilities.apply
+        shaped = shape(
             definitions,
             options,
             capabilities=self._capabilities,
             tool_ids=tool_ids,
             strict=strict,
         )
-        self.definitions: list[dict[str, Any]] = [_plain(d) for d in shaped.definitions]
+        # Code-only tools stay out of what the model is offered; the runner calls them.
+        self._code = CodeCalls(
+            shaped.definitions,
+            shaped.registry,
+            self._tools,
+            invoke=lambda tool, name, args: _invoke(tool, name, args, timeout=tool_timeout),
+            refuse=lambda name, tool: (
+                self.pauses.code_refusal(name, tool)
+                or (None if self._goals is None else self._outside_goal(name, tool))
+            ),
+        )
+        # A cached result is frozen JSON (`core.frozen`: dicts and lists that refuse
+        # changes), shared with later turns and ready for a request body as it is; the
+        # pipeline's own result may hold read-only constants, copied into plain values.
+        self.definitions: list[dict[str, Any]] = self._code.offered(
+            [_plain(d) for d in shaped.definitions]
+            if request_cache is None
+            else cast(list[dict[str, Any]], list(shaped.definitions))
+        )
         """The tool definitions the model is offered (after the capability pipeline)."""
         self.intent_tool_names: frozenset[str] = frozenset(shaped.intent_tool_names)
         """The label gate: tools whose calls carry an intent."""
         # Deferred tools wait in the registry until `tool_search` finds them; the
         # registry entries already went through the same injection, intent first.
         self._search = ToolSearch(
-            shaped.registry,
-            shaped.deferred_names,
+            *self._code.searchable(shaped.registry, shaped.deferred_names),
             tool_options=options,
             tool_ids=tool_ids,
             intents=TOOL_INTENTS_CAPABILITY in capabilities,
@@ -514,6 +550,13 @@ class TurnRun:
                 ToolResult(f"Unknown tool '{call.name}'. Available tools: {known}.", True),
             )
             return
+        refused = self._code.refusal(call.name)
+        if refused is not None:
+            self._settle(call, refused)
+            return
+        tool = self._code.bind(tool)
+        if (args := await self.pauses.admit(call, tool, args)) is None:
+            return  # the user denied it, or answered its question: settled
         if call.carries_intent:
             args = strip_intent(args)
         background = False
@@ -598,7 +641,8 @@ class TurnRun:
     def _search_tools(self, args: object) -> ToolResult:
         """The host side of `tool_search`: offer what it found from the next round on."""
         answer = self._search.search(args, self.definitions)
-        offered = [*self.definitions, *(_plain(d) for d in answer.promoted)]
+        promoted = self._code.offered([_plain(d) for d in answer.promoted])
+        offered = [*self.definitions, *promoted]
         if not self._search.remaining:
             # Nothing is left to find: stop offering the search.
             offered = [d for d in offered if d["name"] != TOOL_SEARCH_NAME]

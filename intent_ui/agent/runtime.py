@@ -1,9 +1,11 @@
 """The agent runtime: configuration in, providers, tools and turns out.
 
 `AgentRuntime` owns what outlives a single turn: the MCP servers, the tool list, one
-shared `httpx.AsyncClient` for every HTTP provider, and the memory store. A turn runs for
-one user (`start_turn(user_id=...)`): it gets that user's imported actions and memories. The web app
-keeps one for the process; the CLI makes one per command.
+shared `httpx.AsyncClient` for every HTTP provider, the memory store, and what one turn's
+request build leaves to the next (`RequestCache`: frozen tool definitions, the capability
+pipeline's results). A turn runs for one user (`start_turn(user_id=...)`): it gets that
+user's imported actions and memories. The web app keeps one for the process; the CLI makes
+one per command.
 
     runtime = AgentRuntime(load_config())
     await runtime.start()
@@ -23,10 +25,12 @@ from typing import Any
 import httpx
 
 from intent_ui.agent.activity import DemoSummarizer, ModelSummarizer, Summarizer
+from intent_ui.agent.pauses import Pauses
 from intent_ui.agent.providers.anthropic import AnthropicProvider
 from intent_ui.agent.providers.base import Provider
 from intent_ui.agent.providers.demo import DemoProvider
 from intent_ui.agent.providers.openai import OpenAIProvider
+from intent_ui.agent.request_cache import RequestCache
 from intent_ui.agent.run import TurnRun, run_turn
 from intent_ui.agent.tools.base import Tool
 from intent_ui.agent.tools.mcp import McpManager
@@ -36,16 +40,21 @@ from intent_ui.agent.tools.memory import (
     MemoryStore,
     MemoryTool,
 )
-from intent_ui.agent.tools.registry import build_tools, tool_family_of
+from intent_ui.agent.tools.registry import build_tools, sandbox_unavailable, tool_family_of
 from intent_ui.config import DEFAULT_DEMO_PACING_MS, AppConfig, EndpointConfig, ModelSpec
 from intent_ui.core.capabilities.intent import (
     TOOL_INTENTS_CAPABILITY,
     intent_refusal,
     synthesize_intent_tool_options,
 )
-from intent_ui.core.capabilities.selection import TOOL_SELECTION_WILDCARD
+from intent_ui.core.capabilities.selection import (
+    TOOL_SELECTION_WILDCARD,
+    merge_tool_options,
+    synthesize_selection_tool_options,
+)
 from intent_ui.core.events import SeqCounter
 from intent_ui.core.goals import goal_registry, scope_registry
+from intent_ui.core.pauses import REQUIRE_APPROVAL_OPTION
 
 __all__ = ["AgentRuntime", "UnknownEndpointError"]
 
@@ -55,7 +64,8 @@ logger = logging.getLogger(__name__)
 
 def spec_tool_warnings(specs: Sequence[ModelSpec], tools: Sequence[Tool]) -> list[str]:
     """Readable warnings for model specs whose `describe_intent` list names a tool that
-    never gets an intent: no such tool, or one that cannot carry a label (with why).
+    never gets an intent: no such tool, or one that cannot carry a label (with why); and
+    whose `require_approval` list names no tool.
 
     A name may be a tool id (`search_code_mcp_github`) or a tool name (`search_code`).
     """
@@ -80,6 +90,16 @@ def spec_tool_warnings(specs: Sequence[ModelSpec], tools: Sequence[Tool]) -> lis
             )
         if refused:
             warnings.append(f"{where} tools that never get an intent: {'; '.join(refused)}")
+    for index, spec in enumerate(specs):
+        if not isinstance(spec.require_approval, list):
+            continue
+        names = {name for tool in tools for name in (tool.tool_id, tool.name)}
+        unknown = [name for name in spec.require_approval if name not in names]
+        if unknown:
+            warnings.append(
+                f"model_specs[{index}] ({spec.name}): require_approval names unknown tools "
+                f"{', '.join(unknown)}; known tools: {', '.join(known_ids) or 'none'}"
+            )
     return warnings
 
 
@@ -124,6 +144,7 @@ class AgentRuntime:
         self._mcp: McpManager | None = None
         self._tools: list[Tool] = []
         self._actions: dict[str, list[Tool]] = {}
+        self._request_cache = RequestCache()
         self._started = False
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -167,6 +188,12 @@ class AgentRuntime:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+    @property
+    def sandbox_unavailable(self) -> str | None:
+        """Why `bash_tool` and `run_tools_with_code` are not offered (None when they are):
+        no bubblewrap, user namespaces switched off, or the sandbox switched off."""
+        return sandbox_unavailable(self.config)
 
     @property
     def mcp_failures(self) -> dict[str, str]:
@@ -262,20 +289,26 @@ class AgentRuntime:
         return {TOOL_SELECTION_WILDCARD: {"describe_intent": True}}
 
     def spec_tool_options(self, spec: ModelSpec | str) -> dict[str, Any]:
-        """A model spec's synthesised `tool_options` (its `describe_intent` policy)."""
+        """A model spec's synthesised `tool_options`: its `describe_intent` policy, and its
+        `require_approval` one (true: the tools that change the workspace ask first; a list:
+        those tools ask)."""
         if isinstance(spec, str):
             found = next((s for s in self.config.model_specs if s.name == spec), None)
             if found is None:
                 known = ", ".join(s.name for s in self.config.model_specs) or "none"
                 raise LookupError(f"Unknown model spec '{spec}' (configured: {known})")
             spec = found
-        if TOOL_INTENTS_CAPABILITY not in self.config.capabilities:
-            return {}
-        synthesized = synthesize_intent_tool_options(
-            _spec_tool_ids(spec.describe_intent, self._tools),
-            [tool.tool_id for tool in self._tools],
+        tool_ids = [tool.tool_id for tool in self._tools]
+        approvals = synthesize_selection_tool_options(
+            REQUIRE_APPROVAL_OPTION, _spec_tool_ids(spec.require_approval, self._tools), tool_ids
         )
-        return dict(synthesized) if synthesized else self.default_tool_options()
+        if TOOL_INTENTS_CAPABILITY not in self.config.capabilities:
+            return dict(approvals or {})
+        synthesized = synthesize_intent_tool_options(
+            _spec_tool_ids(spec.describe_intent, self._tools), tool_ids
+        )
+        intents = dict(synthesized) if synthesized else self.default_tool_options()
+        return dict(merge_tool_options(intents, approvals) or {})
 
     # --- turns ----------------------------------------------------------------------------
 
@@ -295,6 +328,7 @@ class AgentRuntime:
         user_id: str | None = None,
         goals: Sequence[Mapping[str, Any]] = (),
         scopes: Sequence[Mapping[str, Any]] = (),
+        pauses: Pauses | None = None,
     ) -> TurnRun:
         """Prepare a turn on an endpoint; iterate the returned `TurnRun` to run it.
 
@@ -302,7 +336,9 @@ class AgentRuntime:
         is (their memories and actions); None is the local user. `goals` are the agent's
         stored goals: when there are any, the model chooses one first and it narrows the
         turn's tools; `scopes` are the scopes those goals work on, listed to the model with
-        the chosen goal (raises `GoalError` when either is invalid).
+        the chosen goal (raises `GoalError` when either is invalid). `pauses` is where the
+        turn's approvals and questions wait (`agent/pauses.py`); whoever started the turn
+        decides and answers through it.
         """
         found = self.endpoint(endpoint)
         tools = self.tools_for(agent_tool_ids, user_id)
@@ -327,4 +363,6 @@ class AgentRuntime:
             goals=registry,
             scopes=scoped,
             families={tool.tool_id: tool_family_of(tool) for tool in tools},
+            request_cache=self._request_cache,
+            pauses=pauses,
         )

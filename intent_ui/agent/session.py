@@ -3,24 +3,29 @@
 `TurnSessions` (one per process) starts turns and finds the one running in a
 conversation. A `TurnSession` owns everything about its turn:
 
-- It stores the user message and the assistant message row, builds the history and the
-  picked agent's settings, and starts the run loop with its own `SeqCounter`: every seq of
-  the turn comes from that one counter, including the `TurnDone` the session writes itself
-  when the run crashes. Views mint none.
+- It stores the user message and the assistant message row where the request puts them
+  in the conversation's tree (`TurnRequest.kind`: at the end of the shown path, or as a
+  reply regenerated, a message edited, a stopped turn continued), builds the history
+  along that path and the picked agent's settings, and starts the run loop with its own
+  `SeqCounter`: every seq of the turn comes from that one counter, including the
+  `TurnDone` the session writes itself when the run crashes. Views mint none.
 - Every event enters here, through `publish`, and that is where its texts are made
   storable: a lone surrogate (a tool listing a file name that is not UTF-8, a search
   result's JSON) becomes U+FFFD (`scrub_fields`), so what is shown, stored and replayed is
   one and the same text.
 - It stamps the wall-clock time on the events that start or end something, folds every
   event into its one `TurnView` (the only intent decode in the process: each argument
-  fragment is read once), appends it to the turn's `EventLog`, and publishes
-  `(event, changes)` so a view re-renders only what changed.
-- Any number of subscribers follow it with `follow(after_seq)`: a late subscriber that
-  already shows the turn up to seq N gets exactly the events after N, then the live ones,
-  until `TurnDone`. A view that joins mid-turn renders `session.view` (the same state as
-  replaying the stored log) and follows from its `last_seq`.
+  fragment is read once), appends it to the turn's `EventLog`, and hands the event and
+  what it changed to the turn's feeds, so a page re-renders only what changed.
+- Pages follow it as patches: `feed(lang)` makes the turn's `PatchFeed` in a language on
+  first use (`intent_ui.agent.feeds`), every published event is marked on each feed, and
+  `subscribe(lang, last_id)` streams that feed's frames as SSE bytes. A session nobody
+  asked a feed of (the CLI's) makes no frames.
+- Event observers (`observers`, e.g. the turn's trace, `intent_ui.agent.tracing`) are
+  called with each published event and the view that applied it; a session without any
+  spends nothing on them.
 - The end is unconditional: whatever fails (the provider, a tool, the run loop, the
-  store), subscribers get a `TurnDone` and the message is recorded as ended. A failing
+  store), the feeds get a `TurnDone` and the message is recorded as ended. A failing
   flush loses nothing: the rows stay buffered and the next flush retries them. When the
   database refuses rows themselves (any error but a `StoreError`), the log writes them one
   by one (`EventLog.salvage`): only the refused rows are lost, and the turn ends as an
@@ -28,48 +33,68 @@ conversation. A `TurnSession` owns everything about its turn:
   message `streaming`, for the next start to mark interrupted.
 
 Only one turn runs per conversation at a time (`TurnAlreadyRunning`), whichever tab asks.
+
+A turn's approvals and questions wait in its `pauses` (`intent_ui.agent.pauses`), which
+any of the owner's tabs decides through. A turn still waiting when the process stops
+cannot resume: it ends saying so (`core.pauses.RESTARTED_ERROR`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sqlalchemy import Engine
 
+from intent_ui.agent.dashboard_copies import turn_copies
+from intent_ui.agent.feeds import PatchFeed, TurnFeeds
+from intent_ui.agent.pauses import Pauses, pause_policy
 from intent_ui.agent.runtime import AgentRuntime
+from intent_ui.agent.tokenizer import get_tokenizer
 from intent_ui.config import AppConfig
+from intent_ui.core.compaction import ContextBudget
 from intent_ui.core.events import (
     ArgsComplete,
     ArgsDelta,
     CallSettled,
     CallStarted,
+    PauseEvent,
     SeqCounter,
     TurnDone,
     TurnEvent,
 )
+from intent_ui.core.history import CONTINUE_PROMPT
+from intent_ui.core.pauses import RESTARTED_ERROR
 from intent_ui.core.text import scrub_fields, scrub_surrogates
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv_store
-from intent_ui.store.db import StoreError
+from intent_ui.store.db import NotFoundError, StoreError
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import EventLog, turn_status
+
+if TYPE_CHECKING:
+    from intent_ui.agent.tracing import Tracing
 
 __all__ = [
     "DEFAULT_AGENT_ID",
     "FLUSH_INTERVAL_S",
     "SPEC_PREFIX",
+    "EventObserver",
     "TurnAlreadyRunning",
+    "TurnClaim",
+    "TurnCoordinator",
+    "TurnKind",
     "TurnRequest",
     "TurnSession",
     "TurnSessions",
     "agent_settings",
+    "context_budget",
+    "place_turn",
 ]
 
 logger = logging.getLogger(__name__)
@@ -84,17 +109,49 @@ DEFAULT_AGENT_ID = "default"
 
 ORPHAN_ERROR = "The turn ended before this background call reported back."
 
-Change = tuple[TurnEvent, frozenset[str]]
-"""One published event and the `TurnView.apply` change markers it caused."""
+EventObserver = Callable[[TurnEvent, TurnView], None]
+"""Called with each published event and the turn's view, which has already applied it."""
 
 
 class TurnAlreadyRunning(RuntimeError):
     """A conversation has a running turn; a second one may not start beside it."""
 
 
+class TurnClaim(Protocol):
+    """A conversation held for one new turn (see `TurnCoordinator`)."""
+
+    async def bind(self, session: TurnSession) -> None:
+        """The turn's session exists and starts next: it owns the claim until it ends."""
+
+    async def release(self) -> None:
+        """The start failed before there was a session: the conversation is free again."""
+
+
+class TurnCoordinator(Protocol):
+    """Makes "one turn per conversation" hold across processes (`intent_ui.agent.cluster`):
+    `TurnSessions.start` claims the conversation before it stores anything. Without one,
+    the check is this process's alone."""
+
+    async def claim(self, conversation_id: str) -> TurnClaim:
+        """Hold the conversation for a new turn; raises `TurnAlreadyRunning` when another
+        process runs one there."""
+        ...
+
+
+TurnKind = Literal["send", "edit", "regenerate", "continue"]
+"""Where a new turn goes in the conversation's tree (see `TurnRequest`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TurnRequest:
-    """What a user asked for: the message and the chat's current picks."""
+    """What a user asked for: the message and the chat's current picks.
+
+    `kind` places the turn (`intent_ui.store.conversations`): `send` asks `text` at the
+    end of the shown path; `edit` asks `text` instead of the user message `target`, as
+    its sibling; `regenerate` asks again what the turn `target` answered, a sibling of
+    that turn (`text` is not read); `continue` goes on after the stopped turn `target`,
+    its child, the model reading `CONTINUE_PROMPT` as the user's words.
+    """
 
     conversation_id: str
     text: str
@@ -102,6 +159,8 @@ class TurnRequest:
     model: str
     agent_id: str = DEFAULT_AGENT_ID
     user_id: str = LOCAL_USER_ID
+    kind: TurnKind = "send"
+    target: str = ""
 
 
 class TurnSession:
@@ -115,6 +174,8 @@ class TurnSession:
         log: EventLog,
         clock: Callable[[], float] = time.time,
         flush_interval: float = FLUSH_INTERVAL_S,
+        hold_ms: float | None = None,
+        observers: Sequence[EventObserver] = (),
     ) -> None:
         self.message_id = message_id
         self.conversation_id = conversation_id
@@ -124,19 +185,15 @@ class TurnSession:
         self._log = log
         self._clock = clock
         self._flush_interval = flush_interval
-        # What was published, kept for subscribers joining late: one object per event
-        # (the event itself), since a long turn holds tens of thousands and each tracked
-        # object lengthens the garbage collector's full passes, which stop the loop. The
-        # change sets repeat (a call's fragments all change that call): one copy each.
-        self._events: list[TurnEvent] = []
-        self._changes: list[frozenset[str]] = []
-        self._change_sets: dict[frozenset[str], frozenset[str]] = {}
-        self._seqs: list[int] = []
-        self._changed = asyncio.Event()
         self._flush_wanted = asyncio.Event()
         self._done = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
+        self.observers: list[EventObserver] = list(observers)
+        """Called with every published event, in order (see `EventObserver`)."""
+        self._feeds = TurnFeeds(message_id, self.view, hold_ms=hold_ms)
+        self.pauses: Pauses | None = None
+        """Where the turn's approvals and questions wait (set when its run starts)."""
 
     @property
     def log(self) -> EventLog:
@@ -160,21 +217,16 @@ class TurnSession:
         """Until the turn ended and its log was written (or writing it gave up)."""
         await self._done.wait()
 
-    async def follow(self, after_seq: int = 0) -> AsyncIterator[Change]:
-        """Every published `(event, changes)` with a seq above `after_seq`, then the live
-        ones, ending after `TurnDone`. Never misses or repeats an event."""
-        index = bisect.bisect_right(self._seqs, after_seq)
-        while True:
-            while index < len(self._events):
-                event = self._events[index]
-                yield event, self._changes[index]
-                index += 1
-                if isinstance(event, TurnDone):
-                    return
-            if self.view.done:
-                return
-            changed = self._changed
-            await changed.wait()
+    def feed(self, lang: str) -> PatchFeed:
+        """The turn's patch feed in `lang`, made on first use from the view as it is then,
+        and kept for as long as the session is. Callers bound `lang` to the supported
+        languages: each one asked for is a feed every event is marked on."""
+        return self._feeds.feed(lang)
+
+    def subscribe(self, lang: str, last_id: str | None = None) -> AsyncIterator[bytes]:
+        """The turn in `lang` as SSE bytes: the frames after `last_id` (a snapshot when
+        the feed cannot say which those are), then the live ones, then the `end` event."""
+        return self._feeds.subscribe(lang, last_id)
 
     # --- running ------------------------------------------------------------------------------
 
@@ -219,16 +271,21 @@ class TurnSession:
     def _end_with(self, done: TurnDone) -> None:
         """Publish the end. A call still in the background can no longer report back once
         the turn is over (nothing waits for it), so it is cancelled first rather than left
-        in flight on every later reload."""
+        in flight on every later reload. A turn stopped because the process stops while it
+        waits for the user says so."""
+        if self.pauses is not None and self.pauses.abandoned:
+            done = replace(done, stop_reason="interrupted", error=RESTARTED_ERROR)
+            done = replace(done, error_kind="restarted")
         orphans = [c.call_id for c in self.view.calls() if c.state == "background"]
         for call_id in orphans:
             self.publish(CallSettled(self.seq.next(), call_id, "cancelled", error=ORPHAN_ERROR))
         self.publish(replace(done, seq=self.seq.next()) if orphans else done)
 
     def publish(self, event: TurnEvent) -> frozenset[str]:
-        """Fold one event in, log it, and wake the subscribers; returns what changed."""
+        """Fold one event in, log it, and hand it to the feeds and observers; returns what
+        changed."""
         event = scrub_fields(event)
-        if isinstance(event, CallStarted | CallSettled | TurnDone) and not event.at:
+        if isinstance(event, CallStarted | CallSettled | TurnDone | PauseEvent) and not event.at:
             event = replace(event, at=self._clock())
         logged: TurnEvent = event
         label_seq = None
@@ -239,8 +296,7 @@ class TurnSession:
             event.call_id
         ):
             logged = replace(event, arguments="")  # the fragments already hold it
-        applied = frozenset(self.view.apply(event))
-        changes = self._change_sets.setdefault(applied, applied)
+        changes = frozenset(self.view.apply(event))
         label_moved = False
         if label_seq is not None:
             record = self.view.call(event.call_id)  # type: ignore[union-attr]
@@ -248,13 +304,14 @@ class TurnSession:
         self._log.append(logged, label_moved=label_moved)
         if isinstance(event, TurnDone):
             self._log.finish(self.view, event)
-        self._events.append(event)
-        self._changes.append(changes)
-        self._seqs.append(event.seq)
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+        self._feeds.mark(event, changes)
         if EventLog.should_flush_now(event):
             self._flush_wanted.set()
+        for observe in self.observers:
+            try:
+                observe(event, self.view)
+            except Exception:  # an observer's failure must not end the turn
+                logger.exception("An observer of turn %s failed", self.message_id)
         return changes
 
     async def _flush_loop(self) -> None:
@@ -315,6 +372,8 @@ class TurnSessions:
         config: AppConfig,
         clock: Callable[[], float] = time.time,
         flush_interval: float = FLUSH_INTERVAL_S,
+        tracing: Tracing | None = None,
+        coordinator: TurnCoordinator | None = None,
     ) -> None:
         self._engine = engine
         self._runtime = runtime
@@ -324,6 +383,8 @@ class TurnSessions:
         self._by_message: dict[str, TurnSession] = {}
         self._by_conversation: dict[str, TurnSession] = {}
         self._starting: set[str] = set()
+        self._tracing = tracing
+        self._coordinator = coordinator
 
     def get(self, message_id: str) -> TurnSession | None:
         return self._by_message.get(message_id)
@@ -342,8 +403,9 @@ class TurnSessions:
     async def start(self, request: TurnRequest) -> TurnSession:
         """Store the user message, open the assistant message and start the turn.
 
-        Raises TurnAlreadyRunning when the conversation has one running, and the store's
-        NotFoundError when the conversation does not exist.
+        Raises TurnAlreadyRunning when the conversation has one running (in any process,
+        with a coordinator), and the store's NotFoundError when the conversation does not
+        exist.
         """
         # A browser can send a lone surrogate (JSON escapes it); it could be neither stored
         # nor sent to a provider.
@@ -355,40 +417,63 @@ class TurnSessions:
             )
         # Claimed before the first await, so two starts cannot both pass the check.
         self._starting.add(conversation_id)
+        claim: TurnClaim | None = None
         try:
+            if self._coordinator is not None:
+                claim = await self._coordinator.claim(conversation_id)
             settings = await asyncio.to_thread(
                 agent_settings, self, request.agent_id, request.user_id
             )
-            history = await asyncio.to_thread(
-                conv_store.history, self._engine, request.conversation_id
+            budget = context_budget(self._config, settings.get("endpoint", request.endpoint))
+            history, prompt, message_id = await asyncio.to_thread(
+                place_turn, self._engine, request, budget
             )
-            await asyncio.to_thread(
-                conv_store.add_user_message,
-                self._engine,
-                request.conversation_id,
-                request.text,
+            request = replace(request, text=prompt)
+            observers = await self._observers(request, settings, str(message_id))
+            saved: str | None = request.agent_id
+            if saved == DEFAULT_AGENT_ID or request.agent_id.startswith(SPEC_PREFIX):
+                saved = None
+            policy = await asyncio.to_thread(
+                pause_policy, self._engine, conversation_id, saved, request.user_id
             )
-            message_id = await asyncio.to_thread(
-                conv_store.start_assistant_message, self._engine, request.conversation_id
-            )
+        except BaseException:
+            if claim is not None:
+                await claim.release()
+            raise
         finally:
             self._starting.discard(conversation_id)
         session = TurnSession(
             message_id=str(message_id),
             conversation_id=request.conversation_id,
-            log=EventLog(self._engine, str(message_id), now=self._clock),
+            log=EventLog(
+                self._engine,
+                str(message_id),
+                now=self._clock,
+                copies=turn_copies(
+                    self._runtime,
+                    owner_id=request.user_id,
+                    agent_id=request.agent_id,
+                    agent_tool_ids=settings.get("agent_tool_ids"),
+                    omit=self._config.dashboard.omit_intents,
+                ),
+            ),
             clock=self._clock,
             flush_interval=self._flush_interval,
+            observers=observers,
         )
         self._by_conversation[request.conversation_id] = session
         self._by_message[session.message_id] = session
+        session.pauses = Pauses(policy)
+        if claim is not None:
+            await claim.bind(session)
         try:
             run = self._runtime.start_turn(
                 history=history,
-                user_message=request.text,
+                user_message=request.text,  # the prompt `place_turn` returned
                 stop=session.stop_requested,
                 seq=session.seq,
                 user_id=request.user_id,
+                pauses=session.pauses,
                 **{"endpoint": request.endpoint, "model": request.model, **settings},
             )
             events = run.events()
@@ -398,6 +483,21 @@ class TurnSessions:
         session.start(events)
         asyncio.get_running_loop().create_task(self._forget_when_done(session))
         return session
+
+    async def _observers(
+        self, request: TurnRequest, settings: Mapping[str, Any], message_id: str
+    ) -> list[EventObserver]:
+        """The new turn's observers: its trace, when traces are on."""
+        if self._tracing is None:
+            return []
+        try:
+            tracer = await asyncio.to_thread(
+                self._tracing.session_turn, self, request, settings, message_id
+            )
+        except Exception:  # the turn runs untraced rather than not at all
+            logger.exception("Could not start the trace of turn %s", message_id)
+            return []
+        return [tracer]
 
     async def _forget_when_done(self, session: TurnSession) -> None:
         await session.wait()
@@ -409,6 +509,9 @@ class TurnSessions:
         """Stop every running turn and wait (bounded) until each is recorded."""
         sessions = list(self._by_message.values())
         for session in sessions:
+            if session.pauses is not None and session.view.waiting():
+                # Stopping settles the waiting call: its end must still say why.
+                session.pauses.abandon()
             session.stop()
         if sessions:
             with contextlib.suppress(TimeoutError):
@@ -428,9 +531,90 @@ class TurnSessions:
     def engine(self) -> Engine:
         return self._engine
 
+    @property
+    def tracing(self) -> Tracing | None:
+        return self._tracing
+
 
 async def _failed(seq: SeqCounter, error: str) -> AsyncIterator[TurnEvent]:
     yield TurnDone(seq.next(), "error", error)
+
+
+def place_turn(
+    engine: Engine, request: TurnRequest, budget: ContextBudget | None = None
+) -> tuple[list[dict[str, Any]], str, str]:
+    """Store the new turn's messages where `request.kind` puts them; returns the history
+    the model reads before the user's words, those words, and the new assistant message's
+    id. A history past `budget` is compacted (`conv_store.history`). Raises the store's
+    NotFoundError for a conversation or a `target` that is not there, or not what the
+    kind needs. Blocking."""
+    conversation_id = request.conversation_id
+    if request.kind == "send":
+        end = conv_store.path_end(engine, conversation_id)
+        history = conv_store.history(engine, conversation_id, through=end, budget=budget)
+        # A compaction that history recorded is the path's new end: the message follows it.
+        end = conv_store.path_end(engine, conversation_id)
+        asked = conv_store.add_user_message(engine, conversation_id, request.text, parent_id=end)
+        reply = conv_store.start_assistant_message(engine, conversation_id, parent_id=asked)
+        return history, request.text, reply
+    target = conv_store.get_message(engine, conversation_id, request.target)
+    wanted = "user" if request.kind == "edit" else "assistant"
+    if target is None or target.role != wanted:
+        raise NotFoundError(
+            f"There is no {'message' if wanted == 'user' else 'reply'} {request.target!r} "
+            f"to {request.kind} in this conversation; reload the page."
+        )
+    if request.kind == "edit":
+        history = conv_store.history(
+            engine, conversation_id, through=target.parent_id, budget=budget
+        )
+        asked = conv_store.add_user_message(
+            engine, conversation_id, request.text, parent_id=target.parent_id
+        )
+        reply = conv_store.start_assistant_message(engine, conversation_id, parent_id=asked)
+        return history, request.text, reply
+    if request.kind == "continue":
+        end = conv_store.path_end(engine, conversation_id)
+        history = conv_store.history(engine, conversation_id, through=target.id, budget=budget)
+        # A compaction that history recorded after the stopped turn (its path's end) comes
+        # before the continuation, which the model still reads as following the turn.
+        after = conv_store.path_end(engine, conversation_id) if end == target.id else target.id
+        reply = conv_store.start_assistant_message(engine, conversation_id, parent_id=after)
+        return history, CONTINUE_PROMPT, reply
+    # Regenerate: the same words again, after the same history, beside the old reply.
+    before = (
+        conv_store.get_message(engine, conversation_id, target.parent_id)
+        if target.parent_id is not None
+        else None
+    )
+    if before is None:
+        raise NotFoundError(
+            f"The reply {request.target!r} answers nothing that is still stored; reload the page."
+        )
+    if before.role == "assistant":  # a continuation, continued again
+        history = conv_store.history(engine, conversation_id, through=before.id, budget=budget)
+        prompt = CONTINUE_PROMPT
+    else:
+        history = conv_store.history(
+            engine, conversation_id, through=before.parent_id, budget=budget
+        )
+        prompt = before.content
+    reply = conv_store.start_assistant_message(engine, conversation_id, parent_id=before.id)
+    return history, prompt, reply
+
+
+def context_budget(config: AppConfig, endpoint: str | None) -> ContextBudget | None:
+    """The context budget of the endpoint a turn runs on (None: the default endpoint),
+    counted with the app's tokenizer; None when that endpoint has none."""
+    found = config.default_endpoint if endpoint is None else config.endpoint(endpoint)
+    if found is None or found.context_budget is None:
+        return None
+    return ContextBudget(found.context_budget, _count_tokens)
+
+
+def _count_tokens(text: str) -> int:
+    # Looked up on each count, so the tokenizer loads in the thread that counts first.
+    return get_tokenizer().count(text)
 
 
 def agent_settings(

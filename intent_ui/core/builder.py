@@ -24,6 +24,11 @@ The rules:
 - "Describe all" over a group (an MCP server, the native tools, an action domain) sets every
   eligible tool when not all are set, otherwise clears them all; with no eligible tool it is
   disabled and changes nothing.
+- "Ask first" (`require_approval`) is no admin capability: every agent shows it, on every
+  tool but those that cannot wait for a person (a tool only code calls, and
+  `ask_user_question`, which waits for the user anyway). Its default is the agent's
+  "Ask before changing the workspace" (`workspace_approval`, the `"*"` entry) for the tools
+  that change the workspace, and off for the rest (`core/pauses.py`).
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ from intent_ui.core.capabilities.selection import (
     is_code_only,
     normalize_action_tool_id,
 )
+from intent_ui.core.pauses import ASK_USER_QUESTION_NAME, REQUIRE_APPROVAL_OPTION, changes_workspace
 
 __all__ = [
     "CAPABILITY_OPTIONS",
@@ -75,7 +81,9 @@ __all__ = [
     "option_keys",
     "option_on",
     "set_option",
+    "set_workspace_approval",
     "visible_options",
+    "workspace_approval",
 ]
 
 ToolKind = Literal["native", "mcp", "action"]
@@ -174,6 +182,9 @@ def option_default(
     definition = tool.definition
     if option == ALLOWED_CALLERS_OPTION:
         return is_code_only(definition)
+    if option == REQUIRE_APPROVAL_OPTION:
+        # The agent's default speaks only for the tools that change the workspace.
+        return changes_workspace(definition) and workspace_approval(tool_options or {})
     marker = definition.get(_MARKER_KEYS.get(option, ""), None)
     if isinstance(marker, bool):
         return marker
@@ -250,6 +261,9 @@ def option_eligible(
         return is_defer_eligible_tool_name(tool.name)
     if option == ALLOWED_CALLERS_OPTION:
         return tool.name not in PTC_RUNNER_TOOL_NAMES
+    if option == REQUIRE_APPROVAL_OPTION:
+        definition = effective_definition(tool, tool_options, capabilities)
+        return tool.name != ASK_USER_QUESTION_NAME and not is_code_only(definition)
     return False
 
 
@@ -290,6 +304,27 @@ def set_option(
     entry = result.get(tool.tool_id)
     base = entry if isinstance(entry, Mapping) else {}
     result[tool.tool_id] = {**base, option: value}
+    return result
+
+
+def workspace_approval(tool_options: Mapping[str, Any]) -> bool:
+    """Whether the agent asks before every tool that changes the workspace (its default)."""
+    wildcard = tool_options.get(TOOL_SELECTION_WILDCARD)
+    return isinstance(wildcard, Mapping) and wildcard.get(REQUIRE_APPROVAL_OPTION) is True
+
+
+def set_workspace_approval(tool_options: Mapping[str, Any], on: bool) -> dict[str, Any]:
+    """A NEW `tool_options` with the agent's default for workspace-changing tools set or
+    cleared (the `"*"` entry's `require_approval`; the entry goes once empty)."""
+    result: dict[str, Any] = dict(tool_options)
+    entry = result.get(TOOL_SELECTION_WILDCARD)
+    rest = _without(entry, REQUIRE_APPROVAL_OPTION) if isinstance(entry, Mapping) else {}
+    if on:
+        result[TOOL_SELECTION_WILDCARD] = {**rest, REQUIRE_APPROVAL_OPTION: True}
+    elif rest:
+        result[TOOL_SELECTION_WILDCARD] = rest
+    else:
+        result.pop(TOOL_SELECTION_WILDCARD, None)
     return result
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "clamp_intent",
     "coverage",
     "coverage_by_tool",
+    "coverage_from_counts",
     "is_widget_invoked",
     "redact_intent",
     "strip_pii",
@@ -381,13 +382,20 @@ def coverage(events: Iterable[CallRecord]) -> Coverage:
         elif event.mode == "optional":
             optional += 1
             optional_hit += bool(event.captured)
+    return coverage_from_counts(required, required_hit, optional, optional_hit)
+
+
+def coverage_from_counts(
+    required_calls: int, required_with_intent: int, optional_calls: int, optional_with_intent: int
+) -> Coverage:
+    """`Coverage` from counts a database summed (the same rule as `coverage`)."""
     return Coverage(
-        required_calls=required,
-        required_with_intent=required_hit,
-        call_coverage=_ratio(required_hit, required),
-        optional_calls=optional,
-        optional_with_intent=optional_hit,
-        optional_share=_ratio(optional_hit, optional),
+        required_calls=required_calls,
+        required_with_intent=required_with_intent,
+        call_coverage=_ratio(required_with_intent, required_calls),
+        optional_calls=optional_calls,
+        optional_with_intent=optional_with_intent,
+        optional_share=_ratio(optional_with_intent, optional_calls),
     )
 
 

@@ -5,9 +5,9 @@ consume them through `intent_ui.core.turn.TurnView`. Every event carries `seq`, 
 per-turn monotonic number stamped by the turn's one `SeqCounter` when the change happens,
 so consumers never rely on the arrival order of parallel calls.
 
-Events that start or end something (`CallStarted`, `CallSettled`, `TurnDone`) also carry
-`at`, the wall-clock time in epoch seconds when the turn's session saw them (0 when
-unknown), so elapsed times survive a reload.
+Events that start or end something (`CallStarted`, `CallSettled`, `TurnDone`, and a
+pause's request and answer) also carry `at`, the wall-clock time in epoch seconds when
+the turn's session saw them (0 when unknown), so elapsed times survive a reload.
 
 A turn is stored as its events: `event_to_record` / `event_from_record` turn one event
 into a `(kind, data)` pair of JSON-ready values and back.
@@ -123,6 +123,63 @@ class TurnDone:
     error_kind: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ApprovalRequested:
+    """The call waits for the user's approval before it runs (its tool asks first).
+
+    `tool_id` keys the tool's options (what an "always" decision is remembered under);
+    `agent_scope` says whether the turn's agent can remember "always for this agent" (a
+    saved agent of the user's can, the default agent and model specs cannot)."""
+
+    seq: int
+    call_id: str
+    tool_id: str = ""
+    agent_scope: bool = False
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecided:
+    """What the user decided about a waiting call: `verdict` is `approved` or `denied`;
+    `scope` is `once`, `conversation` or `agent` (how long an approval holds for the
+    tool); `reason` is what a denial tells the model; `arguments` is the argument text
+    the user rewrote (intent included, so a rewritten intent is the call's label from
+    now on), "" when they were not edited. `by` is `user`, or `auto` for the command
+    line's `--yes` / `--deny-all`."""
+
+    seq: int
+    call_id: str
+    verdict: str
+    scope: str = "once"
+    reason: str = ""
+    arguments: str = ""
+    by: str = "user"
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionAsked:
+    """The model asked the user a question (`ask_user_question`); the call waits for the
+    answer. `choices` are the answers it offered, if any (the user may still write one)."""
+
+    seq: int
+    call_id: str
+    question: str
+    choices: list[str] | None = None
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionAnswered:
+    """The user's answer to the call's question; the call settles with it."""
+
+    seq: int
+    call_id: str
+    answer: str
+    by: str = "user"
+    at: float = 0.0
+
+
 TurnEvent = (
     CallStarted
     | ArgsDelta
@@ -133,7 +190,14 @@ TurnEvent = (
     | ActivityLabel
     | GoalSelected
     | TurnDone
+    | ApprovalRequested
+    | ApprovalDecided
+    | QuestionAsked
+    | QuestionAnswered
 )
+
+PauseEvent = ApprovalRequested | ApprovalDecided | QuestionAsked | QuestionAnswered
+"""The events of a call that waits for a person (`intent_ui.agent.pauses`)."""
 
 
 class SeqCounter:

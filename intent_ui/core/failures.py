@@ -15,7 +15,9 @@ to do, from the locale catalogue (`error.{kind}` and `error.{kind}_hint`):
 - `failed`: the turn ended with an error of no known kind (turns stored before kinds
   were, or a crash outside the run loop);
 - `tool`: the turn itself ended, but a tool call failed (the model was told);
-- `empty`: the model ended the turn without a word or a call (nothing to read).
+- `empty`: the model ended the turn without a word or a call (nothing to read);
+- `restarted`: the server stopped while the turn waited for the user (an approval or an
+  answer), so it ended there.
 
 `describe_failure` picks what an ended turn shows: its own failure first, else its first
 failed tool call, else an empty answer. The detail is the error as recorded, cut to its
@@ -54,6 +56,7 @@ FailureKind = Literal[
     "failed",
     "tool",
     "empty",
+    "restarted",
 ]
 FAILURE_KINDS: frozenset[str] = frozenset(get_args(FailureKind))
 

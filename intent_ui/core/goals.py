@@ -56,6 +56,7 @@ NATIVE_FAMILIES: Mapping[str, str] = {
     "list_directory": "read",
     "write_file": "write",
     "edit_file": "write",
+    "delete_file": "write",
     "create_file": "write",
     "set_memory": "memory",
     "delete_memory": "memory",

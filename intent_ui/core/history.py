@@ -16,6 +16,12 @@ reloaded from the store reads to the model as it did live (the shape is
   output; a failed one its output, else its error, else `FAILED_RESULT`; a cancelled one
   likewise with `CANCELLED_RESULT`; one that never finished `INTERRUPTED_RESULT`.
 
+A turn continued after Stop reads as the stopped turn's rounds, then a user message
+`CONTINUE_PROMPT` (which the conversation neither stores nor shows: the continued turn
+follows the stopped one directly), then its own rounds. Stated rather than left implicit
+because providers answer a conversation that ends with a user message; one ending with
+the assistant's own words some refuse and others read as a prefix to extend.
+
 One difference is deliberate: a call run in the background answered the model with a
 handle while the turn ran, and that handle is what the live rounds carry; the stored turn
 carries the real result, which arrived later, so the next turn knows what it found.
@@ -32,6 +38,7 @@ from intent_ui.core.turn import CallRecord, TextPart, TurnView
 
 __all__ = [
     "CANCELLED_RESULT",
+    "CONTINUE_PROMPT",
     "FAILED_RESULT",
     "INTERRUPTED_RESULT",
     "HistoryCall",
@@ -43,6 +50,8 @@ __all__ = [
 ]
 
 CANCELLED_RESULT = "The tool call was cancelled before it finished."
+CONTINUE_PROMPT = "Continue from where you stopped."
+"""What the model reads as the user's words before a turn that continues a stopped one."""
 INTERRUPTED_RESULT = "The tool call did not finish; it was interrupted."
 FAILED_RESULT = "The tool call failed."
 

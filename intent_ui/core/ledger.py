@@ -23,7 +23,7 @@ from intent_ui.core.sanitize import has_label_text, sanitize_label
 from intent_ui.core.states import FINAL_STATES, FinalState
 from intent_ui.core.turn import CallRecord, TurnView
 
-__all__ = ["AnchorStatus", "IntentAnchor", "derive_anchors", "render_ledger"]
+__all__ = ["AnchorStatus", "IntentAnchor", "call_outcome", "derive_anchors", "render_ledger"]
 
 AnchorStatus = Literal["success", "error", "cancelled"]
 
@@ -87,7 +87,7 @@ def derive_anchors(
             tool_call_id=record.call_id,
             tool_name=record.tool,
             intent=redact_intent(record.intent or ""),
-            outcome=_redacted(_outcome(record)),
+            outcome=_redacted(call_outcome(record)),
             status=_STATUS[record.state],
             ts=_timestamp(times.get(record.call_id)),
             agent_id=agent_id,
@@ -101,7 +101,9 @@ def _redacted(text: str | None) -> str | None:
     return None if text is None else redact_intent(text)
 
 
-def _outcome(record: CallRecord) -> str | None:
+def call_outcome(record: CallRecord) -> str | None:
+    """What the call's label settled to, as the model's own text (not redacted): see
+    `IntentAnchor.outcome`."""
     intent = record.intent or ""
     if record.state == "error":
         for text in (record.outcome, record.error):

@@ -91,9 +91,32 @@ _EN: dict[str, str] = {
     "ui.shortcut_help": "Show these shortcuts",
     "ui.shortcuts_note": "? opens this list when you are not typing in a field.",
     "ui.close": "Close",
+    # A read-only link to a conversation (store/shares.py).
+    "ui.share": "Share read-only link",
+    "ui.share_url": "Read-only link to this conversation",
+    "ui.share_revoke": "Revoke link",
+    "ui.compacted": "Conversation compacted",
+    "ui.compacted_note": (
+        "To fit the context budget, the tool calls above were dropped from what the model "
+        "reads. It reads these lines instead, one per call:"
+    ),
+    "ui.shared_notice": "Read-only view of a shared conversation",
+    "ui.share_revoked": (
+        "This link no longer shares a conversation: its owner revoked it, or it never existed."
+    ),
     # A turn that failed: what happened, then what to do (core/failures.py).
     "ui.retry": "Retry",
     "ui.error_detail": "Details",
+    # A reply's and a message's versions (store/conversations.py: a conversation's tree).
+    "ui.regenerate": "Regenerate reply",
+    "ui.continue": "Continue",
+    "ui.edit_message": "Edit message",
+    "ui.edit_save": "Save and send",
+    "ui.edit_cancel": "Cancel",
+    "ui.edit_label": "Edited message",
+    "ui.versions": "Versions",
+    "ui.version_previous": "Previous version",
+    "ui.version_next": "Next version",
     "error.unreachable": "The model provider could not be reached.",
     "error.unreachable_hint": "Check that its server is running and that the endpoint's "
     "base_url points at it, then retry.",
@@ -277,6 +300,49 @@ _EN: dict[str, str] = {
         "None of these tools can describe what it is doing, so there is nothing to turn on."
     ),
     "builder.tokens": "+{n} tokens",
+    # A call that waits for the user (core/pauses.py, core/pause_cards.py).
+    "error.restarted": "The server restarted while this turn waited for you.",
+    "error.restarted_hint": "Nothing ran after the pause. Retry to ask again.",
+    "approval.prompt": "Approve: {label}",
+    "approval.approve": "Approve once",
+    "approval.always_conversation": "Always for {tool} in this conversation",
+    "approval.always_agent": "Always for {tool} for this agent",
+    "approval.deny": "Deny",
+    "approval.reason": "Reason for denying (optional; the model reads it)",
+    "approval.edit": "Edit arguments",
+    "approval.edit_submit": "Approve with these arguments",
+    "approval.waiting": "Waiting for the owner of the conversation to decide",
+    "approval.tab_waiting": "Approval needed",
+    "approval.scope_once": "once",
+    "approval.scope_conversation": "always for this tool in this conversation",
+    "approval.scope_agent": "always for this tool for this agent",
+    "approval.approved_you": "Approved by you · {scope}",
+    "approval.approved_auto": "Approved automatically (--yes) · {scope}",
+    "approval.denied_you": "Denied by you",
+    "approval.denied_you_reason": "Denied by you: {reason}",
+    "approval.denied_auto": "Denied automatically (--deny-all)",
+    "approval.denied_auto_reason": "Denied automatically (--deny-all): {reason}",
+    "approval.edited": " · with your edits",
+    "approval.expired": "Not decided: the turn ended first",
+    "question.placeholder": "Your answer",
+    "question.submit": "Answer",
+    "question.answered": "You answered: {answer}",
+    "question.unanswered": "Left unanswered",
+    "question.expired": "Not answered: the turn ended first",
+    "question.tab_waiting": "Question for you",
+    "builder.approval_short": "Ask first",
+    "builder.approval_label": "ask before each call of {tool}",
+    "builder.approval_info": (
+        "Each call of this tool waits in the chat until you approve it, showing what it is "
+        "for and its exact arguments. You can deny it, edit its arguments, or allow it for "
+        "good."
+    ),
+    "builder.approval_default": "Ask before changing the workspace",
+    "builder.approval_default_label": "ask before every tool that changes the workspace",
+    "builder.approval_default_info": (
+        "Tools that write or delete files wait for your approval, unless a tool's own "
+        "Ask first switch is off."
+    ),
 }
 
 _ES: dict[str, str] = {
@@ -339,8 +405,29 @@ _ES: dict[str, str] = {
     "ui.shortcut_help": "Mostrar estos atajos",
     "ui.shortcuts_note": "? abre esta lista cuando no estás escribiendo en un campo.",
     "ui.close": "Cerrar",
+    "ui.share": "Compartir enlace de solo lectura",
+    "ui.share_url": "Enlace de solo lectura a esta conversación",
+    "ui.share_revoke": "Revocar enlace",
+    "ui.compacted": "Conversación compactada",
+    "ui.compacted_note": (
+        "Para caber en el presupuesto de contexto, las llamadas a herramientas de arriba "
+        "ya no están en lo que lee el modelo. En su lugar lee estas líneas, una por llamada:"
+    ),
+    "ui.shared_notice": "Vista de solo lectura de una conversación compartida",
+    "ui.share_revoked": (
+        "Este enlace ya no comparte ninguna conversación: su propietario lo revocó o nunca existió."
+    ),
     "ui.retry": "Reintentar",
     "ui.error_detail": "Detalles",
+    "ui.regenerate": "Regenerar respuesta",
+    "ui.continue": "Continuar",
+    "ui.edit_message": "Editar mensaje",
+    "ui.edit_save": "Guardar y enviar",
+    "ui.edit_cancel": "Cancelar",
+    "ui.edit_label": "Mensaje editado",
+    "ui.versions": "Versiones",
+    "ui.version_previous": "Versión anterior",
+    "ui.version_next": "Versión siguiente",
     "error.unreachable": "No se pudo contactar con el proveedor del modelo.",
     "error.unreachable_hint": "Comprueba que su servidor está en marcha y que el base_url del "
     "endpoint apunta a él; luego reintenta.",
@@ -543,6 +630,50 @@ _ES: dict[str, str] = {
         "activar."
     ),
     "builder.tokens": "+{n} tokens",
+    "error.restarted": "El servidor se reinició mientras este turno te esperaba.",
+    "error.restarted_hint": "No se ejecutó nada tras la pausa. Reintenta para preguntar de nuevo.",
+    "approval.prompt": "Aprobar: {label}",
+    "approval.approve": "Aprobar una vez",
+    "approval.always_conversation": "Siempre {tool} en esta conversación",
+    "approval.always_agent": "Siempre {tool} para este agente",
+    "approval.deny": "Denegar",
+    "approval.reason": "Motivo de la denegación (opcional; el modelo lo lee)",
+    "approval.edit": "Editar argumentos",
+    "approval.edit_submit": "Aprobar con estos argumentos",
+    "approval.waiting": "Esperando la decisión del dueño de la conversación",
+    "approval.tab_waiting": "Aprobación necesaria",
+    "approval.scope_once": "una vez",
+    "approval.scope_conversation": "siempre para esta herramienta en esta conversación",
+    "approval.scope_agent": "siempre para esta herramienta en este agente",
+    "approval.approved_you": "Aprobado por ti · {scope}",
+    "approval.approved_auto": "Aprobado automáticamente (--yes) · {scope}",
+    "approval.denied_you": "Denegado por ti",
+    "approval.denied_you_reason": "Denegado por ti: {reason}",
+    "approval.denied_auto": "Denegado automáticamente (--deny-all)",
+    "approval.denied_auto_reason": "Denegado automáticamente (--deny-all): {reason}",
+    "approval.edited": " · con tus cambios",
+    "approval.expired": "Sin decidir: el turno terminó antes",
+    "question.placeholder": "Tu respuesta",
+    "question.submit": "Responder",
+    "question.answered": "Respondiste: {answer}",
+    "question.unanswered": "Sin respuesta",
+    "question.expired": "Sin responder: el turno terminó antes",
+    "question.tab_waiting": "Pregunta para ti",
+    "builder.approval_short": "Preguntar antes",
+    "builder.approval_label": "preguntar antes de cada llamada a {tool}",
+    "builder.approval_info": (
+        "Cada llamada a esta herramienta espera en el chat hasta que la apruebes, con su "
+        "propósito y sus argumentos exactos. Puedes denegarla, editar sus argumentos o "
+        "permitirla siempre."
+    ),
+    "builder.approval_default": "Preguntar antes de cambiar el espacio de trabajo",
+    "builder.approval_default_label": (
+        "preguntar antes de cada herramienta que cambia el espacio de trabajo"
+    ),
+    "builder.approval_default_info": (
+        "Las herramientas que escriben o borran archivos esperan tu aprobación, salvo que "
+        "su propio interruptor Preguntar antes esté apagado."
+    ),
 }
 
 # Japanese has no grammatical plural, so no `#one` forms. The server is appended in
@@ -601,8 +732,29 @@ _JA: dict[str, str] = {
     "ui.shortcut_help": "このショートカットを表示",
     "ui.shortcuts_note": "入力欄の外で ? を押すと、この一覧が開きます。",
     "ui.close": "閉じる",
+    "ui.share": "閲覧専用リンクを共有",
+    "ui.share_url": "この会話への閲覧専用リンク",
+    "ui.share_revoke": "リンクを無効にする",
+    "ui.compacted": "会話を圧縮しました",
+    "ui.compacted_note": (
+        "コンテキストの予算に収めるため、上のツール呼び出しはモデルが読む内容から外されました。"
+        "代わりに次の行を読みます（呼び出しごとに1行）:"
+    ),
+    "ui.shared_notice": "共有された会話の閲覧専用ビュー",
+    "ui.share_revoked": (
+        "このリンクでは会話を表示できません。所有者が無効にしたか、存在しないリンクです。"
+    ),
     "ui.retry": "再試行",
     "ui.error_detail": "詳細",
+    "ui.regenerate": "返信を再生成",
+    "ui.continue": "続ける",
+    "ui.edit_message": "メッセージを編集",
+    "ui.edit_save": "保存して送信",
+    "ui.edit_cancel": "キャンセル",
+    "ui.edit_label": "編集中のメッセージ",
+    "ui.versions": "バージョン",
+    "ui.version_previous": "前のバージョン",
+    "ui.version_next": "次のバージョン",
     "error.unreachable": "モデルプロバイダーに接続できませんでした。",
     "error.unreachable_hint": "サーバーが起動していて、エンドポイントの base_url がそのサーバーを"
     "指しているか確認してから、再試行してください。",
@@ -793,6 +945,49 @@ _JA: dict[str, str] = {
         "このグループには動作を説明できるツールがないため、オンにするものはありません。"
     ),
     "builder.tokens": "+{n} トークン",
+    "error.restarted": "このターンがあなたを待っている間にサーバーが再起動しました。",
+    "error.restarted_hint": (
+        "一時停止の後は何も実行されていません。再試行してもう一度聞いてください。"
+    ),
+    "approval.prompt": "承認: {label}",
+    "approval.approve": "今回だけ承認",
+    "approval.always_conversation": "この会話では {tool} を常に許可",
+    "approval.always_agent": "このエージェントでは {tool} を常に許可",
+    "approval.deny": "拒否",
+    "approval.reason": "拒否の理由 (任意、モデルが読みます)",
+    "approval.edit": "引数を編集",
+    "approval.edit_submit": "この引数で承認",
+    "approval.waiting": "会話の所有者の判断を待っています",
+    "approval.tab_waiting": "承認が必要です",
+    "approval.scope_once": "今回のみ",
+    "approval.scope_conversation": "この会話ではこのツールを常に",
+    "approval.scope_agent": "このエージェントではこのツールを常に",
+    "approval.approved_you": "あなたが承認 · {scope}",
+    "approval.approved_auto": "自動で承認 (--yes) · {scope}",
+    "approval.denied_you": "あなたが拒否",
+    "approval.denied_you_reason": "あなたが拒否: {reason}",
+    "approval.denied_auto": "自動で拒否 (--deny-all)",
+    "approval.denied_auto_reason": "自動で拒否 (--deny-all): {reason}",
+    "approval.edited": " · 編集あり",
+    "approval.expired": "未決定: 先にターンが終わりました",
+    "question.placeholder": "あなたの回答",
+    "question.submit": "回答",
+    "question.answered": "あなたの回答: {answer}",
+    "question.unanswered": "回答なし",
+    "question.expired": "未回答: 先にターンが終わりました",
+    "question.tab_waiting": "あなたへの質問",
+    "builder.approval_short": "事前に確認",
+    "builder.approval_label": "{tool} を呼び出す前に毎回確認",
+    "builder.approval_info": (
+        "このツールの呼び出しは、チャットであなたが承認するまで待ちます。目的と正確な引数が"
+        "表示されます。拒否、引数の編集、常に許可もできます。"
+    ),
+    "builder.approval_default": "ワークスペースを変更する前に確認",
+    "builder.approval_default_label": "ワークスペースを変更するすべてのツールの前に確認",
+    "builder.approval_default_info": (
+        "ファイルを書き込む・削除するツールは、そのツール自身の「事前に確認」がオフでない限り、"
+        "あなたの承認を待ちます。"
+    ),
 }
 
 _MESSAGES: Mapping[str, Mapping[str, str]] = MappingProxyType(

@@ -12,12 +12,14 @@ from typing import Literal, get_args
 
 __all__ = [
     "CALL_STATES",
+    "CANCELLED_STOP_REASONS",
     "FINAL_STATES",
     "FOREGROUND_STATES",
     "IN_FLIGHT_STATES",
     "CallState",
     "FinalState",
     "InFlightState",
+    "turn_status",
 ]
 
 InFlightState = Literal["streaming", "running", "background"]
@@ -37,3 +39,18 @@ FINAL_STATES: frozenset[FinalState] = frozenset(get_args(FinalState))
 FOREGROUND_STATES: frozenset[InFlightState] = IN_FLIGHT_STATES - {"background"}
 """In-flight states of a call its round still holds: the turn's end cancels these, while a
 backgrounded call outlives the stream that started it."""
+
+
+CANCELLED_STOP_REASONS: frozenset[str] = frozenset({"cancelled", "interrupted"})
+"""`TurnDone.stop_reason` values that mean the turn was stopped rather than finished."""
+
+
+def turn_status(stop_reason: str | None, error: str | None) -> str:
+    """The message status of a turn that ended so (`streaming` while it has not ended)."""
+    if stop_reason is None:
+        return "streaming"
+    if error:
+        return "error"
+    if stop_reason in CANCELLED_STOP_REASONS:
+        return "cancelled"
+    return "complete"

@@ -9,7 +9,9 @@ what changed, so a view re-renders only that:
 - `"text"`: the reply text grew;
 - `"parts"`: the part list changed shape (a new text part or a new group);
 - `"goal"`: the turn's goal was chosen (`goal`);
-- `"done"`: the turn ended.
+- `"done"`: the turn ended;
+- `"pause:{call_id}"`: the call's approval or question was asked or answered (`pause`),
+  so what waits for the user (`waiting`) may have changed.
 
 Rules (each pinned by tests):
 
@@ -32,6 +34,11 @@ Rules (each pinned by tests):
 - `TurnDone`: calls still `streaming` or `running` become `cancelled` (whatever the stop
   reason: they can no longer finish, and must not shimmer forever). Backgrounded calls
   keep running; their harvest (or the reaper's error) arrives as a later `CallSettled`.
+- A call that waits for a person (`ApprovalRequested`, `QuestionAsked`) keeps its state
+  (`running`) and gets a `Pause` (`pause(call_id)`); the decision or answer completes it.
+  An approval with rewritten arguments replaces the call's argument text, and the intent
+  is read again from it: the rewritten intent is the call's label from then on. A call
+  that settles (or is cancelled by the end) no longer waits, decided or not.
 - Bad input never raises: an event for an unknown call, a duplicate start, or a value of
   the wrong type is skipped, changing nothing (`apply` returns no markers).
 
@@ -55,12 +62,16 @@ from typing import Any, NamedTuple, get_args
 from intent_ui.core.capabilities.intent import read_intent
 from intent_ui.core.events import (
     ActivityLabel,
+    ApprovalDecided,
+    ApprovalRequested,
     ArgsComplete,
     ArgsDelta,
     CallBackgrounded,
     CallSettled,
     CallStarted,
     GoalSelected,
+    QuestionAnswered,
+    QuestionAsked,
     TextDelta,
     TurnDone,
     TurnEvent,
@@ -70,6 +81,7 @@ from intent_ui.core.header import group_header as resolve_group_header
 from intent_ui.core.labels import CallCategory, CallView, tool_category
 from intent_ui.core.labels import card_label as resolve_card_label
 from intent_ui.core.locale import DEFAULT_LANGUAGE
+from intent_ui.core.pauses import ANSWERED, APPROVED, DENIED, SCOPES, Pause
 from intent_ui.core.sanitize import has_label_text
 from intent_ui.core.states import FINAL_STATES, FOREGROUND_STATES, CallState
 from intent_ui.core.streaming import IntentStream, StreamingIntent, read_streaming_intent
@@ -169,6 +181,7 @@ class TurnView:
         # them for every card and header, while fragments change them far less often.
         self._views: dict[str, CallView] = {}
         self._summaries: dict[int, str] = {}
+        self._pauses: dict[str, Pause] = {}
         self._text: list[str] = []
         self._last_seq = 0
         self.goal: ChosenGoal | None = None
@@ -216,6 +229,10 @@ class TurnView:
                 return self._goal(event)
             case TurnDone():
                 return self._done(event)
+            case ApprovalRequested() | QuestionAsked():
+                return self._pause(event)
+            case ApprovalDecided() | QuestionAnswered():
+                return self._decide(event)
         return set()  # not a turn event
 
     def _start(self, event: CallStarted) -> set[str]:
@@ -359,6 +376,75 @@ class TurnView:
                 changed |= self._store(record, updated)
         return changed
 
+    def _pause(self, event: ApprovalRequested | QuestionAsked) -> set[str]:
+        record = self._calls.get(event.call_id)
+        if record is None or record.state in FINAL_STATES or event.call_id in self._pauses:
+            return set()  # unknown, over already, or asked twice
+        if isinstance(event, ApprovalRequested):
+            pause = Pause(
+                event.call_id,
+                "approval",
+                event.seq,
+                tool_id=event.tool_id if isinstance(event.tool_id, str) else "",
+                agent_scope=event.agent_scope is True,
+            )
+        else:
+            choices = event.choices if isinstance(event.choices, list | tuple) else ()
+            pause = Pause(
+                event.call_id,
+                "question",
+                event.seq,
+                question=event.question if isinstance(event.question, str) else "",
+                choices=tuple(choice for choice in choices if isinstance(choice, str)),
+            )
+        self._pauses[event.call_id] = pause
+        return {_pause_marker(event.call_id)}
+
+    def _decide(self, event: ApprovalDecided | QuestionAnswered) -> set[str]:
+        pause = self._pauses.get(event.call_id)
+        if pause is None or pause.decided:
+            return set()  # nothing asked, or answered already: the first answer stands
+        if isinstance(event, QuestionAnswered):
+            if pause.kind != "question" or not isinstance(event.answer, str):
+                return set()
+            self._pauses[event.call_id] = replace(
+                pause,
+                verdict=ANSWERED,
+                answer=event.answer,
+                by=str(event.by),
+                decided_seq=event.seq,
+            )
+            return {_pause_marker(event.call_id)}
+        if pause.kind != "approval" or event.verdict not in (APPROVED, DENIED):
+            return set()
+        edited = isinstance(event.arguments, str) and bool(event.arguments)
+        self._pauses[event.call_id] = replace(
+            pause,
+            verdict=event.verdict,
+            scope=event.scope if event.scope in SCOPES else "once",
+            reason=event.reason if isinstance(event.reason, str) else "",
+            edited=edited,
+            by=str(event.by),
+            decided_seq=event.seq,
+        )
+        changed = {_pause_marker(event.call_id)}
+        record = self._calls.get(event.call_id)
+        if edited and record is not None:
+            # The call runs with what the user wrote, intent included (it is the label).
+            self._args[event.call_id][:] = [event.arguments]
+            updated = replace(record, args_len=len(event.arguments))
+            if record.carries_intent:
+                final = read_streaming_intent(event.arguments)
+                if final is None:
+                    late = read_intent(event.arguments)
+                    final = None if late is None else StreamingIntent(late, True)
+                if final is not None:
+                    updated = _with_intent(updated, final, event.seq)
+                    if updated.intent != record.intent:
+                        updated = replace(updated, label_seq=event.seq)
+            changed |= self._store(record, updated)
+        return changed
+
     def _store(self, before: CallRecord, after: CallRecord) -> set[str]:
         if after == before:
             return set()
@@ -425,6 +511,20 @@ class TurnView:
             return ()
         return tuple(view for call_id in found.call_ids if (view := self.call_view(call_id)))
 
+    def pause(self, call_id: str) -> Pause | None:
+        """The call's approval or question, if it waited for a person."""
+        return self._pauses.get(call_id)
+
+    def waiting(self) -> tuple[Pause, ...]:
+        """What waits for the user now: undecided pauses of calls still in flight."""
+        return tuple(
+            pause
+            for pause in self._pauses.values()
+            if not pause.decided
+            and (record := self._calls.get(pause.call_id)) is not None
+            and record.state not in FINAL_STATES
+        )
+
     def summary(self, group: int) -> str | None:
         return self._summaries.get(group)
 
@@ -434,6 +534,10 @@ class TurnView:
 
 def _header(group: int) -> str:
     return f"header:{group}"
+
+
+def _pause_marker(call_id: str) -> str:
+    return f"pause:{call_id}"
 
 
 def _time(value: object) -> float:

@@ -2,7 +2,8 @@
 
 `tool_options` maps a tool id (see `intent_ui.agent.tools.base.Tool.tool_id`) to its
 capability switches: `describe_intent`, `defer_loading`, `run_in_background` (booleans)
-and `allowed_callers` (a list of caller names). The builder rules, mirroring the shared
+and `allowed_callers` (a list of caller names), and whether the tool asks the user before
+it runs, `require_approval` (a boolean; `core/pauses.py`). The builder rules, mirroring the shared
 switch of the background toggles:
 
 - setting a switch writes the value (`True` for a boolean);
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 BOOLEAN_TOOL_OPTIONS: frozenset[str] = frozenset(
-    {"describe_intent", "defer_loading", "run_in_background"}
+    {"describe_intent", "defer_loading", "run_in_background", "require_approval"}
 )
 TOOL_OPTION_KEYS: frozenset[str] = BOOLEAN_TOOL_OPTIONS | {"allowed_callers"}
 

@@ -1,5 +1,5 @@
-"""The tables: users, conversations, their messages and turn event logs, agents, memory
-entries.
+"""The tables: users, conversations, their messages and turn event logs, read-only share
+links, agents, memory entries.
 
 Plain `sqlmodel.SQLModel` tables (what Reflex's `rx.Model` is built on), so the CLI never
 imports Reflex while `rx.session()` still works with them. The schema is owned by the
@@ -30,6 +30,7 @@ from sqlmodel import Field, SQLModel
 from intent_ui.core.display import DEFAULT_DENSITY
 from intent_ui.core.theme import DEFAULT_THEME
 from intent_ui.store.capture_events import CaptureEvent
+from intent_ui.store.dashboard import DashboardCall, DashboardCount, DashboardIntent
 
 __all__ = [
     "LOCAL_USER_ID",
@@ -39,6 +40,7 @@ __all__ = [
     "Conversation",
     "MemoryEntry",
     "Message",
+    "ShareLink",
     "TurnEventRow",
     "User",
     "decode_json",
@@ -118,6 +120,12 @@ class Message(SQLModel, table=True):
 
     For an assistant turn, `content`, `status`, `error` and `stop_reason` are a summary
     written when the turn ends; the turn itself is its `TurnEventRow`s.
+
+    A conversation's messages are a tree (`intent_ui.store.conversations`): each follows
+    its `parent_id` (NULL for a first message), and a message regenerated, edited or
+    continued gets siblings or a child there. `chosen` marks the one sibling the
+    conversation shows; following chosen children from the first message is the path
+    the page lists and the model reads. `position` orders all of them by creation.
     """
 
     __tablename__ = "messages"
@@ -128,11 +136,14 @@ class Message(SQLModel, table=True):
     id: str = Field(default_factory=new_id, primary_key=True)
     conversation_id: str = Field(foreign_key="conversations.id", ondelete="CASCADE", index=True)
     position: int
-    role: str  # 'user' | 'assistant'
+    role: str  # 'user' | 'assistant' | 'compaction' (store.conversations.history)
     content: str = Field(default="", sa_type=Text)
     status: str = "complete"  # 'complete' | 'streaming' | 'cancelled' | 'error'
     error: str | None = Field(default=None, sa_type=Text, nullable=True)
     stop_reason: str | None = Field(default=None, nullable=True)
+    # Not a foreign key: a message is only ever deleted with its whole conversation.
+    parent_id: str | None = Field(default=None, nullable=True)
+    chosen: bool = Field(default=True, sa_column_kwargs={"server_default": "1"})
     created_at: float
     updated_at: float
 
@@ -151,6 +162,23 @@ class TurnEventRow(SQLModel, table=True):
     seq: int = Field(primary_key=True)
     kind: str
     data: str = Field(default="{}", sa_type=Text)
+
+
+class ShareLink(SQLModel, table=True):
+    """A read-only link to a conversation (`intent_ui.store.shares`): whoever holds its id
+    reads the conversation, without signing in, until its owner revokes it.
+
+    The id is the secret (`secrets.token_urlsafe`), unlike the uuid4 keys of the other
+    tables. A revoked link keeps its row, so it can never be issued again.
+    """
+
+    __tablename__ = "share_links"
+
+    id: str = Field(primary_key=True)
+    conversation_id: str = Field(foreign_key="conversations.id", ondelete="CASCADE", index=True)
+    owner_id: str
+    created_at: float
+    revoked_at: float | None = Field(default=None, nullable=True)
 
 
 class Agent(SQLModel, table=True):
@@ -214,9 +242,13 @@ STORE_TABLES: frozenset[str] = frozenset(
         Conversation.__tablename__,
         Message.__tablename__,
         TurnEventRow.__tablename__,
+        ShareLink.__tablename__,
         Agent.__tablename__,
         MemoryEntry.__tablename__,
         CaptureEvent.__tablename__,
+        DashboardCall.__tablename__,
+        DashboardCount.__tablename__,
+        DashboardIntent.__tablename__,
     }
 )
 """The tables these migrations own (other SQLModel tables may share the metadata)."""

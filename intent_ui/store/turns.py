@@ -20,10 +20,15 @@ many were lost and why, so the turn is stored as an error rather than lost whole
 
 `load_events(engine, message_id)` reads the log back; `TurnView.replay` of it is the
 turn. When the turn ends, `flush` also writes the message's summary (reply text, status,
-error, stop reason) that lists and history read without replaying.
+error, stop reason) that lists and history read without replaying, and then, given
+`copies`, the intents dashboard's copy of the turn's calls (`store.dashboard`; a copy that
+fails is logged, and the turn stays recorded).
 
 `mark_interrupted(engine)` runs at app start: a turn still `streaming` belonged to a
-process that stopped, so its log gets the `TurnDone` that process never wrote.
+process that stopped, so its log gets the `TurnDone` that process never wrote
+(`end_interrupted`, one turn). With several workers that is not true of every such turn:
+`intent_ui.agent.cluster` ends only the ones whose owner's lease is gone
+(`streaming_turns` lists the candidates).
 """
 
 from __future__ import annotations
@@ -31,11 +36,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine, insert, select, update
 
+from intent_ui.core.dashboard import CallCopy
 from intent_ui.core.events import (
     ArgsDelta,
     TextDelta,
@@ -44,8 +51,11 @@ from intent_ui.core.events import (
     event_from_record,
     event_to_record,
 )
+from intent_ui.core.pauses import RESTARTED_ERROR
+from intent_ui.core.states import CANCELLED_STOP_REASONS, turn_status
 from intent_ui.core.text import clip, scrub_surrogates
 from intent_ui.core.turn import TurnView
+from intent_ui.store.dashboard import TurnCopies, record_turn_calls
 from intent_ui.store.db import StoreError, store_errors
 from intent_ui.store.models import Clock, Message, TurnEventRow, decode_json, encode_json
 
@@ -53,15 +63,15 @@ __all__ = [
     "CANCELLED_STOP_REASONS",
     "INTERRUPTED_STOP_REASON",
     "EventLog",
+    "end_interrupted",
     "load_events",
     "mark_interrupted",
+    "streaming_turns",
+    "turn_state",
     "turn_status",
 ]
 
 logger = logging.getLogger(__name__)
-
-CANCELLED_STOP_REASONS: frozenset[str] = frozenset({"cancelled", "interrupted"})
-"""`TurnDone.stop_reason` values that mean the turn was stopped rather than finished."""
 
 INTERRUPTED_STOP_REASON = "interrupted"
 
@@ -70,17 +80,6 @@ _EVENTS = TurnEventRow.__table__  # type: ignore[attr-defined]
 _TEXT_KEY = ""  # the open-row key of reply text (call ids are never empty)
 _REASON_CHARS = 200
 _SAVE_ACTION = "save the turn (it stays buffered; the next flush retries)"
-
-
-def turn_status(stop_reason: str | None, error: str | None) -> str:
-    """The message status of a turn that ended so (`streaming` while it has not ended)."""
-    if stop_reason is None:
-        return "streaming"
-    if error:
-        return "error"
-    if stop_reason in CANCELLED_STOP_REASONS:
-        return "cancelled"
-    return "complete"
 
 
 @dataclass(slots=True)
@@ -113,10 +112,21 @@ class EventLog:
     buffer, and flushes are serialised so rows land in seq order.
     """
 
-    def __init__(self, engine: Engine, message_id: str, *, now: Clock = time.time) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        message_id: str,
+        *,
+        now: Clock = time.time,
+        copies: TurnCopies | None = None,
+    ) -> None:
         self._engine = engine
         self._message_id = message_id
         self._now = now
+        # The intents dashboard's copy of the turn's calls (`store.dashboard`): made when
+        # the turn ends, written once its summary is.
+        self._copies = copies
+        self._copied: list[CallCopy] | None = None
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._rows: list[_Row] = []
@@ -154,6 +164,11 @@ class EventLog:
                     kind, data = event_to_record(event)
                     self._rows.append(_Row(event.seq, kind, data))
 
+    def abandon(self) -> None:
+        """Write nothing more, buffered or later: the turn is no longer this log's to write
+        (another worker recorded its end after this one's lease was lost)."""
+        self._drop()
+
     def finish(self, view: TurnView, done: TurnDone) -> None:
         """Write the message's summary with the next flush (the turn ended with `done`)."""
         with self._lock:
@@ -164,6 +179,11 @@ class EventLog:
                 "stop_reason": done.stop_reason,
                 "updated_at": self._now(),
             }
+        if self._copies is not None:
+            try:
+                self._copied = self._copies.copies(view, done.at or self._now())
+            except Exception:  # the dashboard's copy must never cost the turn its end
+                logger.exception("Turn %s: its calls could not be copied", self._message_id)
 
     def _fragment(self, key: str, event: TurnEvent, piece: str, *, close: bool) -> None:
         row = self._open.get(key)
@@ -331,7 +351,30 @@ class EventLog:
                 connection.execute(
                     update(_MESSAGES).where(_MESSAGES.c.id == self._message_id).values(**summary)
                 )
+        if summary is not None:
+            self._write_copies()
         return False
+
+    def _write_copies(self) -> None:
+        """The dashboard's copy of the ended turn's calls, in a transaction of its own
+        after the summary's: a copy the database refuses is logged and dropped, and the
+        turn stays recorded."""
+        copies, self._copied = self._copied, None
+        if not copies or self._copies is None:
+            return
+        try:
+            record_turn_calls(
+                self._engine,
+                self._message_id,
+                self._copies.owner_id,
+                self._copies.agent_id,
+                copies,
+            )
+        except Exception:
+            logger.exception(
+                "Turn %s: its calls could not be copied for the intents dashboard",
+                self._message_id,
+            )
 
 
 def _with_loss(error: object, loss: str) -> str:
@@ -339,8 +382,9 @@ def _with_loss(error: object, loss: str) -> str:
 
 
 @store_errors("read the turn")
-def load_events(engine: Engine, message_id: str) -> list[TurnEvent]:
-    """The turn's events in seq order ([] for an unknown or user message).
+def load_events(engine: Engine, message_id: str, *, after_seq: int = 0) -> list[TurnEvent]:
+    """The turn's events in seq order ([] for an unknown or user message); with
+    `after_seq`, only the rows after it (a reader that replayed the log up to there).
 
     A row that cannot be read (hand-edited, or written by a newer version) is skipped with
     a warning naming it, so one bad row never takes a conversation down.
@@ -348,7 +392,7 @@ def load_events(engine: Engine, message_id: str) -> list[TurnEvent]:
     with engine.connect() as connection:
         rows = connection.execute(
             select(_EVENTS.c.seq, _EVENTS.c.kind, _EVENTS.c.data)
-            .where(_EVENTS.c.message_id == message_id)
+            .where(_EVENTS.c.message_id == message_id, _EVENTS.c.seq > after_seq)
             .order_by(_EVENTS.c.seq)
         ).all()
     events: list[TurnEvent] = []
@@ -360,24 +404,88 @@ def load_events(engine: Engine, message_id: str) -> list[TurnEvent]:
     return events
 
 
+@store_errors("list the running turns")
+def streaming_turns(engine: Engine, conversation_id: str | None = None) -> list[tuple[str, str]]:
+    """`(message_id, conversation_id)` of every turn still `streaming` (in one
+    conversation, when given): running now, or left so by a process that stopped."""
+    query = select(_MESSAGES.c.id, _MESSAGES.c.conversation_id).where(
+        _MESSAGES.c.status == "streaming", _MESSAGES.c.role == "assistant"
+    )
+    if conversation_id is not None:
+        query = query.where(_MESSAGES.c.conversation_id == conversation_id)
+    with engine.connect() as connection:
+        return [(str(m), str(c)) for m, c in connection.execute(query).all()]
+
+
+@store_errors("read the turn")
+def turn_state(engine: Engine, message_id: str) -> tuple[str, str] | None:
+    """`(conversation_id, status)` of an assistant message; None for any other id."""
+    with engine.connect() as connection:
+        found = connection.execute(
+            select(_MESSAGES.c.conversation_id, _MESSAGES.c.status).where(
+                _MESSAGES.c.id == message_id, _MESSAGES.c.role == "assistant"
+            )
+        ).first()
+    return None if found is None else (str(found[0]), str(found[1]))
+
+
+def end_interrupted(
+    engine: Engine,
+    message_id: str,
+    *,
+    tail: Iterable[TurnEvent] = (),
+    after_seq: int = 0,
+    now: Clock = time.time,
+) -> TurnDone | None:
+    """Record the end of a turn whose process stopped; returns that end, or None when the
+    log already had one.
+
+    `tail`: events the process published that its log may lack (what another worker read
+    of the turn's live stream); those after the log's last seq are written first (no two
+    argument fragments in one row), and a `TurnDone` among them is the turn's end.
+    Otherwise the end is `TurnDone("interrupted")`, after the log and after `after_seq`
+    (the last seq anyone may have seen), so its unfinished calls replay as cancelled.
+    """
+    view = TurnView.replay(load_events(engine, message_id))
+    if view.done:
+        return None
+    log = EventLog(engine, message_id, now=now)
+    done: TurnDone | None = None
+    for event in tail:
+        if event.seq <= view.last_seq:
+            continue
+        view.apply(event)
+        # Not merged: the rule that keeps a merged row's replay identical needs the
+        # publisher's view of when a label moved, which a reader of the stream lacks.
+        log.append(event, label_moved=True)
+        if isinstance(event, TurnDone):
+            done = event
+            break
+    if done is None:
+        # A turn that waited for the user cannot resume without its process: it says so.
+        waited = bool(view.waiting())
+        done = TurnDone(
+            max(view.last_seq, after_seq) + 1,
+            INTERRUPTED_STOP_REASON,
+            RESTARTED_ERROR if waited else None,
+            at=now(),
+            error_kind="restarted" if waited else None,
+        )
+        view.apply(done)
+        log.append(done)
+    log.finish(view, done)
+    log.flush()
+    return done
+
+
 def mark_interrupted(engine: Engine, *, now: Clock = time.time) -> int:
     """End turns left `streaming` by a process that stopped; returns how many.
 
     Each gets the `TurnDone("interrupted")` its session never wrote, so its unfinished
-    calls replay as cancelled, and its summary.
+    calls replay as cancelled, and its summary. Only for one process: with several, a
+    `streaming` turn may be another worker's, running (see the module docstring).
     """
-    with engine.connect() as connection:
-        streaming = connection.execute(
-            select(_MESSAGES.c.id).where(
-                _MESSAGES.c.status == "streaming", _MESSAGES.c.role == "assistant"
-            )
-        ).all()
-    for (message_id,) in streaming:
-        view = TurnView.replay(load_events(engine, message_id))
-        done = TurnDone(view.last_seq + 1, INTERRUPTED_STOP_REASON, at=now())
-        view.apply(done)
-        log = EventLog(engine, message_id, now=now)
-        log.append(done)
-        log.finish(view, done)
-        log.flush()
+    streaming = streaming_turns(engine)
+    for message_id, _ in streaming:
+        end_interrupted(engine, message_id, now=now)
     return len(streaming)

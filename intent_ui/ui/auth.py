@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 from typing import Any
 
 import reflex as rx
@@ -32,10 +31,10 @@ from reflex.istate.data import RouterData
 
 from intent_ui.config import AuthConfig, ServerConfig
 from intent_ui.core.proxies import client_address, is_trusted
-from intent_ui.core.throttle import FailureThrottle
 from intent_ui.store import users as user_store
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.ui.host import Host, get_host
+from intent_ui.ui.sign_in_throttle import sign_in_throttle
 
 __all__ = [
     "LOGIN_ROUTE",
@@ -109,14 +108,6 @@ def _header_user(host: Host, name: str) -> str:
     if cached is None:
         cached = _header_users[key] = user_store.ensure_user(host.engine, name).id
     return cached
-
-
-_failed_by_name = FailureThrottle(limit=5)
-_failed_by_client = FailureThrottle(limit=50)
-"""Failed sign-ins of this process in the last five minutes: five for one user name, or
-fifty from one client address (many people can share one, behind a NAT or a proxy), and
-that name or address waits. Guessing a password costs the guesser time, and the argon2
-check it makes the server run is not repeated at will."""
 
 
 def _sign_in_wait_message(seconds: float) -> str:
@@ -211,22 +202,21 @@ class AuthState(rx.State):
         name = str(form.get("name") or "")
         password = str(form.get("password") or "")
         named = name.strip().casefold()
-        guards = (
-            (_failed_by_name, named),
-            (_failed_by_client, _client_address(self.router, host.config.server)),
-        )
-        wait = max(guard.retry_after(key, time.monotonic()) for guard, key in guards)
+        client = _client_address(self.router, host.config.server)
+        # Guessing a password costs the guesser time, and the argon2 check it makes the
+        # server run is not repeated at will (ui/sign_in_throttle.py: how many, how long).
+        throttle = sign_in_throttle()
+        wait = await throttle.retry_after(named, client)
         if wait > 0:
             self.auth_error = _sign_in_wait_message(wait)
             return None
         # argon2 is slow on purpose: off the event loop, which serves every tab's stream.
         user = await asyncio.to_thread(user_store.authenticate, host.engine, name, password)
         if user is None:
-            for guard, key in guards:
-                guard.failed(key, time.monotonic())
+            await throttle.failed(named, client)
             self.auth_error = "That name and password do not match; try again."
             return None
-        _failed_by_name.succeeded(named)
+        await throttle.succeeded(named)
         await self._forget_tab()  # nothing of whoever used this tab before stays
         self._keep_sign_in(auth, sign_in_token(auth, user))
         self.auth_error = ""

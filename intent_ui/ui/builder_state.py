@@ -48,10 +48,13 @@ from intent_ui.core.builder import (
     option_eligible,
     option_on,
     set_option,
+    set_workspace_approval,
     visible_options,
+    workspace_approval,
 )
 from intent_ui.core.capabilities.intent import DESCRIBE_INTENT_OPTION
 from intent_ui.core.locale import DEFAULT_LANGUAGE, negotiate_language, translate
+from intent_ui.core.pauses import REQUIRE_APPROVAL_OPTION
 from intent_ui.store import actions as action_store
 from intent_ui.store import agents as agent_store
 from intent_ui.ui.auth import AuthState
@@ -61,12 +64,13 @@ from intent_ui.ui.builder_view import (
     BUILDER_KEYS,
     AgentRowVM,
     SourceVM,
+    ToggleVM,
     agent_rows,
     build_view,
 )
+from intent_ui.ui.chat_state import ChatState
 from intent_ui.ui.endpoint_picker import EndpointPicker
 from intent_ui.ui.host import Host, get_host
-from intent_ui.ui.state import ChatState
 from intent_ui.ui.uploads import read_capped_upload
 
 __all__ = ["AgentsState"]
@@ -97,6 +101,8 @@ class AgentsState(EndpointPicker, AuthState):
     tokens_with: int = 0
     tokens_without: int = 0
     describing: int = 0
+    # The agent's "Ask before changing the workspace" (`core.builder.workspace_approval`).
+    approval_default: ToggleVM = ToggleVM()
     error: str = ""
     notice: str = ""
     import_url: str = ""
@@ -200,6 +206,7 @@ class AgentsState(EndpointPicker, AuthState):
         self.tokens_with = view.tokens_with
         self.tokens_without = view.tokens_without
         self.describing = view.describing
+        self.approval_default = view.approval_default
         self.goals, self.scopes = goals_view(self._goals_draft, tools, self._picked, self.lang)
 
     # --- agents ---------------------------------------------------------------------------
@@ -418,11 +425,25 @@ class AgentsState(EndpointPicker, AuthState):
             tools: list[BuilderTool], options: Mapping[str, Any], caps: frozenset[str]
         ) -> Mapping[str, Any] | None:
             tool = next((t for t in tools if t.tool_id == tool_id), None)
-            if tool is None or option not in visible_options(caps):
+            # "Ask first" needs no admin capability: every agent has it.
+            shown = option in visible_options(caps) or option == REQUIRE_APPROVAL_OPTION
+            if tool is None or not shown:
                 return None
             if not option_eligible(tool, options, caps, option):
                 return None
             return set_option(options, tool, option, not option_on(tool, options, option))
+
+        await self._edit_options(toggled)
+
+    @rx.event
+    async def toggle_workspace_approval(self) -> None:
+        """Ask before every tool that changes the workspace, or stop asking (the agent's
+        default; a tool's own "Ask first" switch outranks it)."""
+
+        def toggled(
+            tools: list[BuilderTool], options: Mapping[str, Any], caps: frozenset[str]
+        ) -> Mapping[str, Any] | None:
+            return set_workspace_approval(options, not workspace_approval(options))
 
         await self._edit_options(toggled)
 

@@ -25,9 +25,11 @@ from intent_ui.core.builder import (
     option_eligible,
     option_on,
     visible_options,
+    workspace_approval,
 )
 from intent_ui.core.capabilities.intent import DESCRIBE_INTENT_OPTION
 from intent_ui.core.locale import DEFAULT_LANGUAGE, translate
+from intent_ui.core.pauses import REQUIRE_APPROVAL_OPTION
 from intent_ui.core.tokens import ToolTokenCost, agent_token_totals
 from intent_ui.store.models import Agent
 
@@ -137,6 +139,7 @@ class ToolRowVM:
     background: ToggleVM = field(default_factory=ToggleVM)
     defer: ToggleVM = field(default_factory=ToggleVM)
     code_only: ToggleVM = field(default_factory=ToggleVM)
+    approval: ToggleVM = field(default_factory=ToggleVM)
 
 
 @dataclass
@@ -173,6 +176,8 @@ class BuilderView:
     tokens_with: int
     tokens_without: int
     describing: int
+    approval_default: ToggleVM = field(default_factory=ToggleVM)
+    """The agent's "Ask before changing the workspace" (`core.builder.workspace_approval`)."""
 
 
 def agent_rows(
@@ -229,6 +234,36 @@ def _toggle(
     )
 
 
+def _approval_toggle(
+    tool: BuilderTool, tool_options: Mapping[str, Any], capabilities: frozenset[str], lang: str
+) -> ToggleVM:
+    """ "Ask first": every agent has it, whatever the admin enables (`core.builder`)."""
+    text = translate("builder.approval_short", lang)
+    purpose = translate("builder.approval_label", lang, tool=tool.name)
+    return ToggleVM(
+        pressed=option_on(tool, tool_options, REQUIRE_APPROVAL_OPTION),
+        disabled=not option_eligible(tool, tool_options, capabilities, REQUIRE_APPROVAL_OPTION),
+        tooltip=translate("builder.approval_info", lang),
+        text=text,
+        label=translate("builder.toggle_name", lang, text=text, purpose=purpose),
+    )
+
+
+def _approval_default(tool_options: Mapping[str, Any], lang: str) -> ToggleVM:
+    text = translate("builder.approval_default", lang)
+    return ToggleVM(
+        pressed=workspace_approval(tool_options),
+        tooltip=translate("builder.approval_default_info", lang),
+        text=text,
+        label=translate(
+            "builder.toggle_name",
+            lang,
+            text=text,
+            purpose=translate("builder.approval_default_label", lang),
+        ),
+    )
+
+
 def _tool_row(
     tool: BuilderTool,
     tool_options: Mapping[str, Any],
@@ -254,6 +289,7 @@ def _tool_row(
         background=toggles["run_in_background"],
         defer=toggles["defer_loading"],
         code_only=toggles["allowed_callers"],
+        approval=_approval_toggle(tool, tool_options, capabilities, lang),
     )
 
 
@@ -355,4 +391,10 @@ def build_view(
         for t in tools
         if t.tool_id in chosen and t.tool_id in costs
     )
-    return BuilderView(sources, totals.with_intents, totals.without_intents, totals.describing)
+    return BuilderView(
+        sources,
+        totals.with_intents,
+        totals.without_intents,
+        totals.describing,
+        _approval_default(tool_options, lang),
+    )

@@ -1,4 +1,4 @@
-"""The endpoint and model pickers, shared by the chat (`ui.state.ChatState`) and the agents
+"""The endpoint and model pickers, shared by the chat (`ui.chat_state.ChatState`) and the agents
 page (`ui.builder_state.AgentsState`).
 
 A Reflex mixin: each state that inherits it gets vars and handlers of its own, so the

@@ -5,6 +5,11 @@ the httpx client belong to that loop), and closed when the backend stops
 (`close_host_at_shutdown`, a lifespan task). Running turns live in `sessions`; finished
 turns are replayed from their event log once and cached by message id, so a card can be
 expanded in an old message without reading the database again.
+
+With `REFLEX_REDIS_URL` set the process is one worker of several (`cluster`,
+`intent_ui.agent.cluster`): turns are claimed, published and stopped through Redis, and
+`live` finds the turns other workers run as well as this one's. Pages look running turns
+up through `live`; without a cluster it answers with `sessions` alone.
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Engine
 
+from intent_ui.agent.cluster import Cluster
+from intent_ui.agent.live import LiveTurns
 from intent_ui.agent.runtime import AgentRuntime
 from intent_ui.agent.session import TurnSessions
 from intent_ui.agent.tools.actions import load_action_tools
 from intent_ui.agent.tools.base import Tool
+from intent_ui.agent.tracing import Tracing
 from intent_ui.config import AppConfig, load_config
 from intent_ui.core.turn import TurnView
 from intent_ui.store.actions import init_action_store, list_action_documents
@@ -40,12 +48,21 @@ class Host:
     config: AppConfig
     engine: Engine
     runtime: AgentRuntime
+    cluster: Cluster | None = None
     sessions: TurnSessions = field(init=False)
+    live: LiveTurns = field(init=False)
     turns: OrderedDict[str, TurnView] = field(default_factory=OrderedDict)
     _cache_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.sessions = TurnSessions(engine=self.engine, runtime=self.runtime, config=self.config)
+        self.sessions = TurnSessions(
+            engine=self.engine,
+            runtime=self.runtime,
+            config=self.config,
+            tracing=Tracing.from_env(self.config),
+            coordinator=self.cluster,
+        )
+        self.live = LiveTurns(self.sessions, self.cluster)
 
     def turn(self, message_id: str) -> TurnView:
         """The turn of an assistant message: its running session's view, or its stored
@@ -98,12 +115,20 @@ async def get_host() -> Host:
 async def _build() -> Host:
     config = load_config()
     engine = await asyncio.to_thread(init_db, database_url())
-    interrupted = await asyncio.to_thread(mark_interrupted, engine)
-    if interrupted:
-        logger.info("Marked %d interrupted turn(s) as cancelled", interrupted)
+    cluster = Cluster.from_env(engine)
+    if cluster is None:
+        # One process: a turn still streaming belonged to a process that stopped.
+        interrupted = await asyncio.to_thread(mark_interrupted, engine)
     runtime = AgentRuntime(config, memory_store=DbMemoryStore(engine))
     await runtime.start()
-    return Host(config=config, engine=engine, runtime=runtime)
+    host = Host(config=config, engine=engine, runtime=runtime, cluster=cluster)
+    if cluster is not None:
+        await cluster.start(host.sessions)
+        # Several workers: only the turns whose worker is gone (their lease with it).
+        interrupted = await cluster.end_orphans()
+    if interrupted:
+        logger.info("Marked %d interrupted turn(s) as cancelled", interrupted)
+    return host
 
 
 @contextlib.asynccontextmanager
@@ -118,9 +143,15 @@ async def close_host_at_shutdown() -> AsyncIterator[None]:
         return
     try:
         await host.sessions.aclose()
+        if host.cluster is not None:
+            await host.cluster.aclose()
         await asyncio.wait_for(host.runtime.aclose(), timeout=10)
     except Exception:
         logger.warning("Closing the agent runtime at shutdown failed", exc_info=True)
+    tracing = host.sessions.tracing
+    if tracing is not None:
+        # The stopped turns' spans go out now, not whenever the batch would have.
+        await asyncio.to_thread(tracing.shutdown)
 
 
 def refresh_actions(host: Host) -> None:

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from intent_ui.config import load_config
 from intent_ui.core.origins import allowed_origins, is_allowed
+from intent_ui.ui.turn_routes import TurnRoutes
 
 __all__ = ["GuardedApp", "OriginGuard"]
 
@@ -75,10 +76,13 @@ class OriginGuard:
 
 class GuardedApp(rx.App):
     """`rx.App` whose backend (what the server gets from `app()`) is wrapped in an
-    `OriginGuard` with `server.allowed_origins` (read when the server starts it)."""
+    `OriginGuard` with `server.allowed_origins` (read when the server starts it). Inside
+    the guard, requests under `/_iu/` go to the page's turn routes (`turn_routes`), the
+    rest to Reflex."""
 
     def __call__(self) -> ASGIApp:
-        return OriginGuard(super().__call__(), load_config().server.allowed_origins)
+        backend = TurnRoutes(super().__call__())
+        return OriginGuard(backend, load_config().server.allowed_origins)
 
 
 def _origin(scope: Scope) -> str | None:

@@ -11,14 +11,18 @@ server, and the database a real SQLite file that starts at the pre-event-log rev
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
+from reflex.config import get_config
 from reflex.testing import AppHarness
 
 from tests.e2e.harness import database_path, github_mcp_block, running_app
@@ -61,6 +65,32 @@ message => ({
     .replace(/\\s+/g, ' ').trim(),
 })
 """
+
+
+STREAM_RECORDER_JS = """
+window.iuStreamLog = [];
+const PageEventSource = window.EventSource;
+window.EventSource = class extends PageEventSource {
+  constructor(...args) {
+    super(...args);
+    this.addEventListener("open", () => window.iuStreamLog.push(["open", ""]));
+    this.addEventListener("message", (event) => window.iuStreamLog.push(["frame", event.data]));
+  }
+};
+"""
+
+
+def record_streams(page: Page) -> Callable[[], list[tuple[str, str]]]:
+    """Record what the page's turn streams do in each page load: `("open", "")` when one
+    connects, `("frame", data)` for each frame as received. Returns the reader."""
+    page.add_init_script(STREAM_RECORDER_JS)
+    return lambda: [(kind, data) for kind, data in page.evaluate("window.iuStreamLog || []")]
+
+
+def record_stream_frames(page: Page) -> Callable[[], list[str]]:
+    """The frames the page's turn streams delivered so far in this page load."""
+    log = record_streams(page)
+    return lambda: [data for kind, data in log() if kind == "frame"]
 
 
 def two_searches(scenario: Scenario) -> None:
@@ -195,24 +225,21 @@ def test_a_push_carries_the_card_that_changed_not_its_settled_sibling(
     app: AppHarness, page: Page, scenario: Scenario
 ) -> None:
     """While the second call's intent streams, the first card no longer changes: the
-    pushes the page receives carry the second card only (nothing of the first card
+    frames the page receives carry the second card only (nothing of the first card
     travels again), and the page still shows both."""
     release = threading.Event()
     scenario.first = calls_script(
         SEARCHES, hold_when='"Searching for OAuth handling in the', release=release
     )
-    frames: list[str] = []
-    page.on(
-        "websocket",
-        lambda socket: socket.on("framereceived", lambda frame: frames.append(str(frame))),
-    )
+    frames = record_stream_frames(page)
     label = page.get_by_test_id("tool-call-label")
     try:
         send(page, app, "Search the repo for MCP wiring and OAuth handling")
         expect(label).to_have_text([MCP_WIRING, re.compile("^Searching for OAuth handling in")])
+        received = frames()
     finally:
         release.set()
-    while_b_streams = [frame for frame in frames if "Searching for OAuth" in frame]
+    while_b_streams = [frame for frame in received if "Searching for OAuth" in frame]
     assert len(while_b_streams) >= 2
     assert not [frame for frame in while_b_streams if '"call_a"' in frame]
     expect(label).to_have_text([MCP_WIRING, OAUTH])
@@ -241,11 +268,7 @@ def test_a_long_title_grows_by_appends_and_a_reload_gets_it_whole(
         hold_when="deep code",
         release=release,
     )
-    frames: list[str] = []
-    page.on(
-        "websocket",
-        lambda socket: socket.on("framereceived", lambda frame: frames.append(str(frame))),
-    )
+    frames = record_stream_frames(page)
     label = page.get_by_test_id("tool-call-label").nth(1)
     header_label = page.get_by_test_id("tool-group-label")
     header = page.get_by_test_id("tool-group-header")
@@ -256,7 +279,7 @@ def test_a_long_title_grows_by_appends_and_a_reload_gets_it_whole(
         assert LONG_INTENT.startswith(label.get_attribute("title") or "")
         expect(header_label).to_have_attribute("title", streamed_so_far)
         expect(header).to_have_attribute("aria-label", f"{header_label.inner_text()}, 2 tools")
-        whole_titles = [frame for frame in frames if FULL_TITLE_ONLY in frame]
+        whole_titles = [frame for frame in frames() if FULL_TITLE_ONLY in frame]
         assert len(whole_titles) <= 2, "the title was sent whole on most pushes"
         page.reload()
         expect(label).to_have_attribute("title", streamed_so_far, timeout=SHOWN)
@@ -322,6 +345,56 @@ def test_reload_mid_text_keeps_one_message_and_completes_the_reply(
     page.reload()
     expect(page.get_by_test_id("assistant-message")).to_contain_text(REPLY, timeout=SHOWN)
     assert settled(page) == after
+
+
+LONG_REPLY = " ".join(
+    f"Paragraph {n} of the reply names the registry, the router and the tests."
+    for n in range(1, 13)
+)
+
+
+def kill_connections_to(port: int) -> None:
+    """Abort every TCP connection to `port` on loopback, as a network drop would (the
+    kernel's socket destroy, `ss -K`): the browser sees its streams fail mid-response."""
+    subprocess.run(
+        ["ss", "-K", "dst", "127.0.0.1", "dport", "=", f":{port}"],
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_a_dropped_stream_resumes_without_a_gap_or_a_duplicate(
+    app: AppHarness, page: Page, scenario: Scenario
+) -> None:
+    """The page's connections to the server are cut while the reply streams, and frames
+    go by unseen; the page reconnects by itself and resumes from the last frame it had
+    (not from a fresh copy of the turn), so the reply reads exactly as written, nothing
+    missing, nothing twice."""
+    release = threading.Event()
+    scenario.first = calls_script([SEARCHES[0]])
+    scenario.followup = reply(LONG_REPLY, delay_s=0.03, hold_when="Paragraph 2 of", release=release)
+    streams = record_streams(page)
+    backend = urlparse(get_config().api_url).port
+    assert backend is not None
+    try:
+        send(page, app, "Where is the MCP wiring?")
+        message = one_message(page)
+        expect(message).to_contain_text("Paragraph 1 of the reply")
+        release.set()
+        expect(message).to_contain_text("Paragraph 3 of the reply")
+        kill_connections_to(backend)
+        expect(message).to_contain_text("Paragraph 6 of the reply")
+    finally:
+        release.set()
+    after = settled(page)
+    assert after["status"] == "complete"
+    assert after["text"] == LONG_REPLY
+    assert after["cards"][0][1:] == ["settled", MCP_WIRING]
+    log = streams()
+    opened = [i for i, (kind, _) in enumerate(log) if kind == "open"]
+    assert len(opened) >= 2, "the stream never dropped"
+    resumed = [json.loads(data)["ops"] for kind, data in log[opened[1] :] if kind == "frame"]
+    assert not [ops for ops in resumed if ["reset"] in ops], "the page was sent the turn again"
 
 
 def test_reload_mid_tool_shows_it_running_then_settled(

@@ -34,7 +34,8 @@ from intent_ui.store.capture_events import add_capture_events
 from intent_ui.store.db import dispose_engines, init_db
 from intent_ui.store.memory import DbMemoryStore
 from intent_ui.ui.builder_state import AgentsState
-from intent_ui.ui.state import ChatState, LiveState
+from intent_ui.ui.chat_state import ChatState
+from intent_ui.ui.live_view import LiveView
 from tests.e2e.harness import running_app
 
 pytestmark = pytest.mark.e2e
@@ -301,7 +302,7 @@ def test_a_turn_starts_only_through_send(
     ask(gina, "list the files")
     wait_for_reply(gina, 1)
     # The live view's own event only follows a running turn; sent raw, it starts nothing.
-    live = f"{LiveState.get_full_name()}.follow"
+    live = f"{LiveView.get_full_name()}.follow"
     send_raw(gina, "conversation-title", ".select_chat", live)
     ask(gina, "list the files again")
     wait_for_reply(gina, 2)

@@ -4,11 +4,14 @@ low-level Server."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis.asyncio
 from mcp.server.fastmcp import FastMCP
 from mcp.server.lowlevel import Server
 from sqlalchemy import Engine
@@ -18,16 +21,83 @@ from intent_ui.config import AppConfig
 from intent_ui.store.db import dispose_engines
 from intent_ui.ui import host as host_module
 from intent_ui.ui.host import Host
+from intent_ui.ui.sign_in_throttle import SignInThrottle
+from tests.support import servers
 from tests.support.capture_servers import SERVER_KINDS, ServerKind, build_server
 from tests.support.capture_sink import RecordingSink
-from tests.support.store import migrated_engine
+from tests.support.sandbox import readable_folder
+from tests.support.store import PostgresStore, migrated_engine
+
+
+@pytest.fixture(autouse=True)
+def no_trace_export(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's own OpenTelemetry endpoint must not receive the tests' turns (the
+    tracing tests point their hosts at a collector of their own)."""
+    for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+DATABASE_KINDS = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The store's own tests (`test_store_*.py`) run on every database the app supports;
+    the other tests that take `engine` run on SQLite only, which keeps the suite short."""
+    module = metafunc.module.__name__.rpartition(".")[2]
+    if "database_kind" in metafunc.fixturenames and module.startswith("test_store_"):
+        metafunc.parametrize("database_kind", DATABASE_KINDS, indirect=True)
 
 
 @pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
-    """A fresh, fully migrated SQLite database in the test's folder (not `DB_URL`'s)."""
+def database_kind(request: pytest.FixtureRequest) -> str:
+    """Which database `engine` is: one of DATABASE_KINDS; SQLite unless parametrised."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture(scope="session")
+def postgres_store(postgres_url: str) -> Iterator[PostgresStore]:
+    store = PostgresStore(postgres_url)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def new_database(
+    database_kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Callable[[], str]]:
+    """`new_database()`: the URL of a new, empty database (not migrated yet) of the
+    parametrised kind: a SQLite file in the test's folder, or a PostgreSQL database of its
+    own, dropped after the test (its engines are closed first)."""
+    made = 0
+    with contextlib.ExitStack() as stack:
+
+        def new() -> str:
+            nonlocal made
+            made += 1
+            if database_kind == "postgresql":
+                server = request.getfixturevalue("postgres_server_url")
+                return stack.enter_context(servers.postgres_database(server))
+            return f"sqlite:///{tmp_path / f'new{made}.db'}"
+
+        yield new
+        dispose_engines()
+
+
+@pytest.fixture
+def engine(
+    database_kind: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> Iterator[Engine]:
+    """A fresh, fully migrated database (not `DB_URL`'s): a SQLite file in the test's
+    folder, or the session's PostgreSQL database emptied for this test."""
     monkeypatch.delenv("DB_URL", raising=False)
-    yield migrated_engine(tmp_path)
+    if database_kind == "postgresql":
+        postgres: PostgresStore = request.getfixturevalue("postgres_store")
+        yield postgres.fresh()
+    else:
+        yield migrated_engine(tmp_path)
     dispose_engines()
 
 
@@ -67,3 +137,46 @@ def make_server(server_kind: ServerKind, no_capture_switch: None) -> Callable[[]
 @pytest.fixture
 def sink(no_capture_switch: None) -> RecordingSink:
     return RecordingSink()
+
+
+@pytest.fixture
+def sandbox_workspace() -> Iterator[Path]:
+    """A workspace the sandbox can bind (readable by its user, as root too), holding one
+    file, `notes.md`."""
+    with readable_folder() as folder:
+        (folder / "notes.md").write_text("TODO write the notes\n")
+        yield folder
+
+
+THROTTLE_STORAGES = ("process", "redis")
+
+
+@pytest.fixture(params=THROTTLE_STORAGES)
+async def make_sign_in_throttle(
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[Callable[..., SignInThrottle]]:
+    """`make_sign_in_throttle(name_limit=..., client_limit=...)`: a sign-in throttle
+    counting in this process, or in the real Redis (`redis_url`) under keys of this test's
+    own; every throttle it makes in one test shares one Redis, like workers of one app."""
+    made: list[SignInThrottle] = []
+    key_prefix = f"intent_ui_test:{uuid.uuid4().hex}:sign_in"
+    url = request.getfixturevalue("redis_url") if request.param == "redis" else None
+
+    def make(**limits: int) -> SignInThrottle:
+        if url is not None:
+            throttle = SignInThrottle.on_redis(url, key_prefix=key_prefix, **limits)
+        else:
+            throttle = SignInThrottle.in_process(**limits)
+        made.append(throttle)
+        return throttle
+
+    yield make
+    for throttle in made:
+        await throttle.aclose()
+    if url is not None:  # the shared Redis keeps nothing of the test
+        client = redis.asyncio.Redis.from_url(url)
+        try:
+            async for key in client.scan_iter(match=f"{key_prefix}:*"):
+                await client.delete(key)
+        finally:
+            await client.aclose()

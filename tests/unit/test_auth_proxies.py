@@ -4,6 +4,7 @@ X-Forwarded-For neither escapes the limit nor locks someone else out."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -14,16 +15,17 @@ from reflex.istate.data import RouterData
 from sqlalchemy import Engine
 
 from intent_ui.config import AppConfig
-from intent_ui.core.throttle import FailureThrottle
 from intent_ui.store import users as user_store
 from intent_ui.ui import auth as auth_module
 from intent_ui.ui.auth import AuthState
+from intent_ui.ui.sign_in_throttle import SignInThrottle
 
 PROXY = "127.0.0.1"
 """The sign-in proxy beside the app (trusted by default)."""
 ATTACKER = "198.51.100.7"
 VICTIM = "192.0.2.10"
 ADDRESS_LIMIT = 3
+NAME_LIMIT = 100
 
 
 def make_host(engine: Engine, tmp_path: Path, **config: Any) -> Any:
@@ -94,17 +96,22 @@ async def test_a_trusted_peer_without_the_header_is_still_refused(
 
 @pytest.fixture
 def password_host(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Engine,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    make_sign_in_throttle: Callable[..., SignInThrottle],
 ) -> SimpleNamespace:
+    """A password-mode host whose sign-ins count failures in this process or in Redis
+    (each test runs on both): ADDRESS_LIMIT per address, NAME_LIMIT per name."""
     host = make_host(engine, tmp_path, auth={"mode": "password", "secret": "s" * 40})
     user_store.add_user(engine, "alice", "alice-password")
 
     async def get_host() -> Any:
         return host
 
+    throttle = make_sign_in_throttle(name_limit=NAME_LIMIT, client_limit=ADDRESS_LIMIT)
     monkeypatch.setattr(auth_module, "get_host", get_host)
-    monkeypatch.setattr(auth_module, "_failed_by_client", FailureThrottle(limit=ADDRESS_LIMIT))
-    monkeypatch.setattr(auth_module, "_failed_by_name", FailureThrottle(limit=100))
+    monkeypatch.setattr(auth_module, "sign_in_throttle", lambda: throttle)
     return host
 
 
@@ -145,3 +152,20 @@ async def test_guessing_behind_the_proxy_does_not_lock_out_other_users(
     # The victim's password is checked (a typo is reported as one), not refused for a wait.
     victim = connected(PROXY, x_forwarded_for=VICTIM)
     assert "do not match" in await sign_in(victim, "alice", "alice-pasword")
+
+
+async def test_a_guessed_name_waits_from_every_address_and_the_form_says_how_long(
+    password_host: SimpleNamespace,
+    make_sign_in_throttle: Callable[..., SignInThrottle],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    throttle = make_sign_in_throttle(name_limit=2, client_limit=100)
+    monkeypatch.setattr(auth_module, "sign_in_throttle", lambda: throttle)
+    for attempt in range(2):
+        state = connected(f"198.51.100.{attempt}")
+        assert "do not match" in await sign_in(state, " Alice", "wrong")  # one name: alice
+    # Not even the right password is checked while the name waits.
+    state = connected("198.51.100.50")
+    assert await sign_in(state, "alice", "alice-password") == (
+        "Too many failed sign-ins; try again in 5 minutes."
+    )

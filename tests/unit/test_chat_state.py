@@ -10,13 +10,15 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
+from intent_ui.agent.pauses import Verdict, decision_from
+from intent_ui.agent.session import TurnRequest
 from intent_ui.config import AppConfig
 from intent_ui.store import agents as agent_store
 from intent_ui.store import conversations as conv_store
 from intent_ui.store import users as user_store
+from intent_ui.ui.chat_state import ChatState
 from intent_ui.ui.host import Host, get_host
-from intent_ui.ui.state import ChatState
-from intent_ui.ui.viewmodels import compact_key
+from tests.support.scripted_runtime import ScriptedRuntime
 
 
 @pytest.fixture
@@ -122,24 +124,6 @@ async def test_set_theme_accepts_the_three_themes_and_remembers_them(
     assert fresh.theme == "dark"
 
 
-async def test_groups_toggle_per_density(state: ChatState, alice: str) -> None:
-    await ChatState.toggle_group.fn(state, "m:0", True)
-    assert state.group_open == {"m:0": False}
-    await ChatState.set_density.fn(state, "header")
-    await ChatState.toggle_group.fn(state, "m:0", False)
-    assert state.group_open == {"m:0": False, compact_key("m:0"): True}
-    await ChatState.set_density.fn(state, "intents")
-    await ChatState.toggle_group.fn(state, "m:0", True)  # groups stay open there
-    assert state.group_open == {"m:0": False, compact_key("m:0"): True}
-
-
-async def test_open_card_opens_the_card_and_its_group_and_never_closes(state: ChatState) -> None:
-    for _ in range(2):
-        await ChatState.open_card.fn(state, "call_1", "m:0")
-        assert state.expanded == ["call_1"]
-        assert state.group_open == {"m:0": True, compact_key("m:0"): True}
-
-
 async def test_search_chats_filters_the_users_own_list_until_cleared(
     state: ChatState, engine: Engine
 ) -> None:
@@ -161,3 +145,52 @@ async def test_search_chats_filters_the_users_own_list_until_cleared(
     assert [c["title"] for c in state.conversations] == ["Key rotation"]
     await ChatState.search_chats.fn(state, "")
     assert sorted(c["title"] for c in state.conversations) == ["Key rotation", "Lunch"]
+
+
+async def test_only_the_owner_decides_and_answers_and_only_for_the_running_turn(
+    serve_host: Callable[..., Host],
+    engine: Engine,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    config = AppConfig.model_validate({"endpoints": [{"kind": "demo"}], "workspace": tmp_path})
+    host = serve_host(config, ScriptedRuntime())
+    chat = conv_store.create_conversation(engine, owner="bob", endpoint="demo", model="demo")
+    session = await host.sessions.start(
+        TurnRequest(str(chat.id), "delete it", "demo", "demo", user_id="bob")
+    )
+    assert session.pauses is not None
+    taken: list[tuple[str, object]] = []
+
+    def decide(call_id: str, decision: object) -> Verdict:
+        taken.append((call_id, decision))
+        return Verdict(True)
+
+    def answer(call_id: str, text: str, by: str = "user") -> Verdict:
+        taken.append((call_id, text))
+        return Verdict(True)
+
+    monkeypatch.setattr(session.pauses, "decide", decide)
+    monkeypatch.setattr(session.pauses, "answer", answer)
+    who = {"user": "mallory"}
+
+    async def current_user(self: Any, host: Host) -> str:
+        return who["user"]
+
+    monkeypatch.setattr(ChatState, "current_user", current_user)
+    state = ChatState()  # type: ignore[call-arg]
+    state.conversation_id = str(chat.id)
+    # Someone else, on the same conversation id: nothing reaches the turn.
+    await ChatState.decide_approval.fn(state, session.message_id, "c1", "once", "", "")
+    await ChatState.answer_question.fn(state, session.message_id, "q1", "yes")
+    assert taken == []
+    who["user"] = "bob"
+    await ChatState.decide_approval.fn(state, "another-message", "c1", "once", "", "")
+    assert taken == []  # not the running turn
+    await ChatState.decide_approval.fn(state, session.message_id, "c1", "deny", "no", "")
+    await ChatState.answer_question.fn(state, session.message_id, "q1", "yes")
+    assert taken == [("c1", decision_from("deny", "no")), ("q1", "yes")]
+    session.stop()
+    runtime = host.sessions.runtime
+    runtime.runs[0].close()  # type: ignore[attr-defined]
+    await session.wait()

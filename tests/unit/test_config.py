@@ -188,6 +188,28 @@ def test_unknown_endpoint_kind_lists_the_allowed_kinds(tmp_path: Path) -> None:
     )
 
 
+def test_context_budget_is_per_endpoint_and_absent_by_default(tmp_path: Path) -> None:
+    path = write(tmp_path, "endpoints:\n  - {kind: demo, context_budget: 8000}\n")
+    assert load_config(path, env={}).endpoints[0].context_budget == 8000
+    unset = AppConfig.model_validate({"endpoints": [{"kind": "demo"}]})
+    assert unset.endpoints[0].context_budget is None
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("0", "should be greater than 0 (got 0)"),
+        ("true", "should be a valid integer (got True)"),
+        ("'8000'", "should be a valid integer (got '8000')"),
+    ],
+)
+def test_context_budget_must_be_a_positive_number_of_tokens(
+    tmp_path: Path, value: str, problem: str
+) -> None:
+    path = write(tmp_path, f"endpoints:\n  - {{kind: demo, context_budget: {value}}}\n")
+    assert error_of(path) == f"{path}: endpoints[0].context_budget: {problem}"
+
+
 def test_openai_endpoint_without_models_is_an_error(tmp_path: Path) -> None:
     path = write(tmp_path, "endpoints:\n  - {kind: openai}\n")
     message = error_of(path)

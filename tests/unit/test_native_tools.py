@@ -554,6 +554,7 @@ def test_model_facing_names_and_index_resolution(ws: Workspace) -> None:
         "create_issue",
     ]
     index = ToolIndex(tools)
+    assert [index.model_name(t) for t in tools] == [model_facing_name(t, tools) for t in tools]
     assert index.resolve("read_file") is read
     assert index.resolve("read_file_mcp_github") is gh_read
     assert index.resolve("search_code_mcp_gitlab") is gl_search

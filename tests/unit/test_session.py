@@ -1,9 +1,8 @@
-"""Turn sessions: one run, one seq counter, one view, a log, and any number of followers."""
+"""Turn sessions: one run, one seq counter, one view, a log, and any number of feeds."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +20,8 @@ from intent_ui.agent.session import (
 from intent_ui.config import AppConfig
 from intent_ui.core.events import (
     ArgsComplete,
-    ArgsDelta,
     CallBackgrounded,
-    CallSettled,
     CallStarted,
-    SeqCounter,
     TextDelta,
     TurnDone,
     TurnEvent,
@@ -34,6 +30,7 @@ from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import EventLog, load_events
+from tests.support.scripted_runtime import ScriptedRuntime, settle
 
 ARGS = '{"intent": "Searching for OAuth", "query": "oauth"}'
 
@@ -43,86 +40,11 @@ def chat_id(engine: Engine) -> str:
     return conv.create_conversation(engine, owner=LOCAL_USER_ID, endpoint="demo", model="demo").id
 
 
-class ScriptedRun:
-    """A run loop stand-in: emits what the test feeds it, stamping seq from the session's
-    counter exactly as `TurnRun` does."""
-
-    def __init__(self, seq: SeqCounter, stop: asyncio.Event) -> None:
-        self.seq = seq
-        self.stop = stop
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
-
-    def emit(self, make: Any, *args: Any, **kwargs: Any) -> None:
-        self.queue.put_nowait(make(self.seq.next(), *args, **kwargs))
-
-    def fail(self, exc: BaseException) -> None:
-        self.queue.put_nowait(exc)
-
-    async def events(self) -> AsyncIterator[TurnEvent]:
-        while True:
-            item = await self.queue.get()
-            if item is None:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-            if isinstance(item, TurnDone):
-                return
-
-
-class ScriptedRuntime:
-    def __init__(self) -> None:
-        self.runs: list[ScriptedRun] = []
-        self.calls: list[dict[str, Any]] = []
-
-    def start_turn(self, **kwargs: Any) -> ScriptedRun:
-        self.calls.append(kwargs)
-        run = ScriptedRun(kwargs["seq"], kwargs["stop"])
-        self.runs.append(run)
-        return run
-
-
 def _sessions(engine: Engine, runtime: Any) -> TurnSessions:
     config = AppConfig.model_validate({"endpoints": [{"kind": "demo"}]})
     return TurnSessions(
         engine=engine, runtime=runtime, config=config, clock=lambda: 1000.0, flush_interval=0.01
     )
-
-
-async def _drain(stream: AsyncIterator[Any]) -> list[Any]:
-    return [item async for item in stream]
-
-
-async def _settle() -> None:
-    for _ in range(5):
-        await asyncio.sleep(0)
-
-
-async def test_a_late_subscriber_from_seq_n_gets_exactly_the_events_after_n(
-    engine: Engine, chat_id: str
-) -> None:
-    runtime = ScriptedRuntime()
-    sessions = _sessions(engine, runtime)
-    session = await sessions.start(TurnRequest(chat_id, "find oauth", "demo", "demo"))
-    run = runtime.runs[0]
-    early = asyncio.create_task(_drain(session.follow(0)))
-    run.emit(CallStarted, "c1", "search_code", 0, label_bearing=True)
-    run.emit(ArgsDelta, "c1", ARGS[:20])
-    run.emit(ArgsDelta, "c1", ARGS[20:])
-    await _settle()
-    joined_at = session.view.last_seq
-    assert joined_at == 3
-    late = asyncio.create_task(_drain(session.follow(joined_at)))
-    run.emit(ArgsComplete, "c1", ARGS)
-    run.emit(CallSettled, "c1", "settled", outcome="Found 3 matches")
-    run.emit(TurnDone, "end_turn")
-    early_events, late_events = await asyncio.gather(early, late)
-    assert [e.seq for e, _ in early_events] == [1, 2, 3, 4, 5, 6]
-    assert [e.seq for e, _ in late_events] == [4, 5, 6]
-    assert late_events[1][1] >= {"c1", "header:0"}
-    await session.wait()
-    # A subscriber that comes after the end gets what is left, then stops.
-    assert [e.seq for e, _ in await _drain(session.follow(5))] == [6]
 
 
 async def test_every_seq_comes_from_the_session_and_times_are_stamped(
@@ -149,10 +71,11 @@ async def test_a_crashed_run_still_ends_the_turn_for_every_view(
     runtime = ScriptedRuntime()
     sessions = _sessions(engine, runtime)
     session = await sessions.start(TurnRequest(chat_id, "hi", "demo", "demo"))
-    follower = asyncio.create_task(_drain(session.follow(0)))
+    events: list[TurnEvent] = []
+    session.observers.append(lambda event, _view: events.append(event))
     runtime.runs[0].emit(TextDelta, "Working")
     runtime.runs[0].fail(ValueError("boom"))
-    events = [e for e, _ in await follower]
+    await session.wait()
     assert isinstance(events[-1], TurnDone) and events[-1].stop_reason == "error"
     await session.wait()
     message = conv.messages(engine, chat_id)[-1]
@@ -163,7 +86,7 @@ async def test_a_crashed_run_still_ends_the_turn_for_every_view(
 async def test_a_run_that_stops_without_an_end_is_ended(engine: Engine, chat_id: str) -> None:
     runtime = ScriptedRuntime()
     session = await _sessions(engine, runtime).start(TurnRequest(chat_id, "hi", "demo", "demo"))
-    runtime.runs[0].queue.put_nowait(None)
+    runtime.runs[0].close()
     await session.wait()
     assert session.view.done and session.view.stop_reason == "error"
 
@@ -202,7 +125,7 @@ async def test_one_turn_per_conversation_and_stop_from_any_view(
     assert runtime.runs[0].stop.is_set()
     runtime.runs[0].emit(TurnDone, "cancelled")
     await session.wait()
-    await _settle()
+    await settle()
     assert sessions.running(chat_id) is None
     assert [m.role for m in conv.messages(engine, chat_id)] == ["user", "assistant"]
 
@@ -216,7 +139,7 @@ async def test_the_history_sent_to_the_model_comes_from_the_stored_turns(
     runtime.runs[0].emit(TextDelta, "Answer one.")
     runtime.runs[0].emit(TurnDone, "end_turn")
     await session.wait()
-    await _settle()
+    await settle()
     await sessions.start(TurnRequest(chat_id, "second", "demo", "demo"))
     assert runtime.calls[1]["history"] == [
         {"role": "user", "content": "first"},

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import Engine
 
 from intent_ui.store.capture_events import add_capture_events, capture_summary
 from intent_ui.store.db import StoreError
-from tests.support.store import migrated_engine
 
 
 def _record(tool: str, mode: str, intent: str | None, source: str | None = None) -> dict[str, Any]:
@@ -26,9 +25,8 @@ def _record(tool: str, mode: str, intent: str | None, source: str | None = None)
 
 
 def test_summary_per_tool_with_required_coverage_and_optional_share_apart(
-    tmp_path: Path,
+    engine: Engine,
 ) -> None:
-    engine = migrated_engine(tmp_path)
     add_capture_events(
         engine,
         [
@@ -63,13 +61,12 @@ def test_summary_per_tool_with_required_coverage_and_optional_share_apart(
     assert (summary.overall.call_coverage, summary.overall.optional_share) == (0.5, 0.25)
 
 
-def test_empty_store_summary_has_no_ratios(tmp_path: Path) -> None:
-    summary = capture_summary(migrated_engine(tmp_path))
+def test_empty_store_summary_has_no_ratios(engine: Engine) -> None:
+    summary = capture_summary(engine)
     assert (summary.calls, summary.tools, summary.overall.call_coverage) == (0, [], None)
 
 
-def test_one_bad_record_inserts_nothing_and_names_the_rule(tmp_path: Path) -> None:
-    engine = migrated_engine(tmp_path)
+def test_one_bad_record_inserts_nothing_and_names_the_rule(engine: Engine) -> None:
     with pytest.raises(StoreError, match="intent_context must be one of"):
         add_capture_events(
             engine, [_record("book_car", "required", "ok"), _record("x", "sometimes", None)]

@@ -33,6 +33,8 @@ from intent_ui.store.memory import DbMemoryStore
 from intent_ui.store.models import LOCAL_USER_ID, STORE_TABLES
 from tests.support.store import migrated_engine
 
+NewDatabase = Callable[[], str]
+
 
 @pytest.fixture(autouse=True)
 def _clean(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -66,8 +68,8 @@ def test_database_url_ignores_blank_env(monkeypatch: pytest.MonkeyPatch) -> None
     assert database_url("sqlite:///other.db") == "sqlite:///other.db"
 
 
-def test_init_db_migrates_a_fresh_file_to_head(tmp_path: Path) -> None:
-    engine = init_db(f"sqlite:///{tmp_path / 'fresh.db'}")
+def test_init_db_migrates_a_fresh_database_to_head(new_database: NewDatabase) -> None:
+    engine = init_db(new_database())
     tables = set(inspect(engine).get_table_names())
     assert tables >= STORE_TABLES | {VERSION_TABLE}
     with engine.connect() as connection:
@@ -79,13 +81,13 @@ def test_init_db_migrates_a_fresh_file_to_head(tmp_path: Path) -> None:
         )
 
 
-def test_init_db_twice_returns_the_same_engine(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'twice.db'}"
+def test_init_db_twice_returns_the_same_engine(new_database: NewDatabase) -> None:
+    url = new_database()
     assert init_db(url) is init_db(url)
 
 
-def test_init_db_on_an_already_migrated_file_keeps_data(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'again.db'}"
+def test_init_db_on_an_already_migrated_database_keeps_data(new_database: NewDatabase) -> None:
+    url = new_database()
     chat = conversations.create_conversation(
         init_db(url), endpoint="demo", model="demo", owner=LOCAL_USER_ID
     )
@@ -94,8 +96,8 @@ def test_init_db_on_an_already_migrated_file_keeps_data(tmp_path: Path) -> None:
     assert conversations.get_conversation(engine, chat.id, owner=LOCAL_USER_ID) is not None
 
 
-def test_schema_matches_the_models(tmp_path: Path) -> None:
-    engine = init_db(f"sqlite:///{tmp_path / 'drift.db'}")
+def test_schema_matches_the_models(new_database: NewDatabase) -> None:
+    engine = init_db(new_database())
     with engine.connect() as connection:
         diff = compare_metadata(
             MigrationContext.configure(
@@ -177,13 +179,15 @@ def _open_at_once(url: str, barrier: Any, results: Any) -> None:
         results.put(f"{type(exc).__name__}: {exc}")
 
 
-def test_processes_opening_a_fresh_file_at_once_all_get_a_migrated_database(
-    tmp_path: Path,
+def test_processes_opening_a_fresh_database_at_once_all_get_a_migrated_database(
+    new_database: NewDatabase, database_kind: str
 ) -> None:
     context = multiprocessing.get_context("spawn")
     processes = 3
-    for attempt in range(4):
-        url = f"sqlite:///{tmp_path / f'race{attempt}.db'}"
+    # Two tries are plenty for PostgreSQL's advisory lock; a file lock races the file's
+    # own creation too, so SQLite gets more.
+    for _ in range(4 if database_kind == "sqlite" else 2):
+        url = new_database()
         barrier, results = context.Barrier(processes), context.Queue()
         workers = [
             context.Process(target=_open_at_once, args=(url, barrier, results))

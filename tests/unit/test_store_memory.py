@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from sqlalchemy import Engine
 
@@ -46,10 +45,10 @@ async def test_delete_reports_whether_it_removed_something(engine: Engine) -> No
     assert await store.get_all(OWNER) == {}
 
 
-async def test_entries_survive_a_restart(tmp_path: Path, engine: Engine) -> None:
+async def test_entries_survive_a_restart(engine: Engine) -> None:
     await DbMemoryStore(engine).set(OWNER, "name", "Ada")
     dispose_engines()
-    reopened = init_db(f"sqlite:///{tmp_path / 'store.db'}")
+    reopened = init_db(engine.url.render_as_string(hide_password=False))
     assert await DbMemoryStore(reopened).get_all(OWNER) == {"name": "Ada"}
 
 

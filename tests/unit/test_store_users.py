@@ -4,7 +4,7 @@ migration that gave every older row to the local user."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from alembic import command
@@ -97,8 +97,10 @@ def test_ending_sign_ins_and_a_new_password_raise_the_epoch(engine: Engine) -> N
     assert found is not None and found.session_epoch == 2
 
 
-def test_rows_from_before_users_belong_to_the_local_user(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'old.db'}"
+def test_rows_from_before_users_belong_to_the_local_user(
+    new_database: Callable[[], str],
+) -> None:
+    url = new_database()
     old = create_engine(url)
     with old.begin() as connection:
         command.upgrade(migration_config(connection), "0001_initial")
@@ -163,8 +165,10 @@ def test_rows_from_before_users_belong_to_the_local_user(tmp_path: Path) -> None
         dispose_engines()
 
 
-def test_downgrade_keeps_the_local_users_rows_and_upgrades_again(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'down.db'}"
+def test_downgrade_keeps_the_local_users_rows_and_upgrades_again(
+    new_database: Callable[[], str],
+) -> None:
+    url = new_database()
     engine = init_db(url)
     conv.create_conversation(engine, owner=LOCAL_USER_ID, endpoint="demo", model="m")
     memory = DbMemoryStore(engine)

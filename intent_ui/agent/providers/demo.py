@@ -15,6 +15,10 @@ project do?" (the listing, then the README), "list the files", "read README.md",
 reply listing what it can do. Which round a request is in is read from the conversation:
 the tool rounds already answered since the last user message.
 
+A turn continued after Stop (the last user message is `CONTINUE_PROMPT`) goes on with
+the request before it: the calls Stop cancelled are made again, the rounds that finished
+are not, and a reply the stopped turn had begun goes on from where it was cut.
+
 When the request offers `select_intent` (an agent with goals), the model first chooses the
 goal whose id and description share the most words with the message (the first on a tie),
 then plans as above with the tools that goal offers.
@@ -47,9 +51,10 @@ from intent_ui.agent.providers.demo_plan import (
 from intent_ui.agent.providers.demo_reply import compose_reply, help_text
 from intent_ui.agent.providers.openai_stream import ChatCompletionsAccumulator
 from intent_ui.agent.tool_search import keywords
+from intent_ui.core.history import CANCELLED_RESULT, CONTINUE_PROMPT, INTERRUPTED_RESULT
 from intent_ui.core.registry import INPUT_ARG, INTENT_ID_ARG, SELECT_INTENT_TOOL_NAME
 
-__all__ = ["DemoProvider", "PlannedCall", "choose_goal", "plan_calls", "plan_round"]
+__all__ = ["DemoProvider", "PlannedCall", "choose_goal", "plan_calls", "plan_round", "resumed"]
 
 DEMO_MODEL = "demo"
 _CHARS_PER_TOKEN = 4
@@ -78,8 +83,9 @@ class DemoProvider:
     def chunks(self, request: ChatRequest) -> list[dict[str, Any]]:
         """The whole response as `chat.completion.chunk` dicts (the last has finish_reason)."""
         builder = _ChunkBuilder(request.model or DEMO_MODEL, request.max_tokens)
-        user = _last_user_text(request.messages)
-        rounds = tool_rounds(request.messages)
+        messages, written = resumed(request.messages)
+        user = _last_user_text(messages)
+        rounds = tool_rounds(messages)
         selector = next(
             (t for t in request.tools if t.get("name") == SELECT_INTENT_TOOL_NAME), None
         )
@@ -94,6 +100,8 @@ class DemoProvider:
             return builder.finish("tool_calls")
         offered = _offered(request.tools)
         reply = compose_reply(parse(user), rounds) if rounds else help_text(offered)
+        if written and reply.startswith(written) and reply[len(written) :].strip():
+            reply = reply[len(written) :]
         builder.text(reply, self._text_pieces)
         return builder.finish("stop")
 
@@ -238,6 +246,52 @@ def _last_user_text(messages: Sequence[Mapping[str, Any]]) -> str:
             content = message.get("content")
             return content if isinstance(content, str) else ""
     return ""
+
+
+def resumed(
+    messages: Sequence[Mapping[str, Any]],
+) -> tuple[Sequence[Mapping[str, Any]], str]:
+    """`(messages, written)`: a conversation that asks to continue a stopped turn, as if
+    that turn had not stopped (the continue prompts and the calls Stop cancelled left
+    out), and the reply text it had written after its last round. Any other
+    conversation as it is, and ""."""
+    if _last_user_text(messages) != CONTINUE_PROMPT:
+        return messages, ""
+    undone = {
+        str(m.get("tool_call_id"))
+        for m in messages
+        if m.get("role") == "tool" and m.get("is_error") and m.get("content") in _UNFINISHED
+    }
+    out: list[Mapping[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "user" and message.get("content") == CONTINUE_PROMPT:
+            continue
+        if role == "tool" and str(message.get("tool_call_id")) in undone:
+            continue
+        calls = message.get("tool_calls") if role == "assistant" else None
+        if calls:
+            kept = [c for c in calls if str(c.get("id")) not in undone]
+            if not kept and not message.get("content"):
+                continue
+            message = (
+                {**message, "tool_calls": kept}
+                if kept
+                else {
+                    "role": "assistant",
+                    "content": message.get("content") or "",
+                }
+            )
+        out.append(message)
+    written: list[str] = []
+    for message in reversed(out):
+        if message.get("role") != "assistant" or message.get("tool_calls"):
+            break
+        written.insert(0, str(message.get("content") or ""))
+    return out, "".join(written)
+
+
+_UNFINISHED = frozenset({CANCELLED_RESULT, INTERRUPTED_RESULT})
 
 
 def tool_rounds(messages: Sequence[Mapping[str, Any]]) -> list[list[Result]]:

@@ -13,7 +13,16 @@ quotes and never between two topics ("OAuth and MCP"). Each step is one `Ask`:
 - `ListFolder`: "list <folder>", "list the files", "what files ...";
 - `Overview`: "what does this project do?", "what is this?": lists the workspace, then
   reads its README;
-- `Remember` ("remember X is Y") and `Write` ("write <text> to <path>").
+- `Remember` ("remember X is Y") and `Write` ("write <text> to <path>");
+- `CountWithCode` ("count the TODOs with code", "use code to count X"): one
+  `run_tools_with_code` program; it calls `grep_search` through the bridge when the
+  runner lists it among the functions code may call, else reads the workspace itself;
+- `Shell` ("run `ls -la`", "run `git log` in bash"): one `bash_tool` call;
+- `Delete` ("delete migrations/staging", "delete the staging migrations in
+  migrations/staging"): one `delete_file` call (a path without a file extension is
+  deleted as a folder, with everything in it);
+- `Question` ("ask me which database to use: Postgres or SQLite"): one
+  `ask_user_question` call, offering the answers after the colon.
 
 Rounds: the first holds every call that needs nothing found first (searches, lookups,
 listings, reads of a named file, memory, writes); the second reads the best match of
@@ -33,17 +42,22 @@ from intent_ui.core.capabilities.intent import INTENT_ARG, is_intent_label_prope
 
 __all__ = [
     "Ask",
+    "CountWithCode",
+    "Delete",
     "ListFolder",
     "Overview",
     "Plan",
     "PlannedCall",
+    "Question",
     "Read",
     "Remember",
     "Result",
     "Search",
+    "Shell",
     "Write",
     "best_match",
     "call_for",
+    "count_program",
     "find_tool",
     "first_round",
     "found_files",
@@ -122,7 +136,44 @@ class Write:
     content: str
 
 
-Ask = Search | Read | ListFolder | Overview | Remember | Write
+@dataclass(frozen=True, slots=True)
+class CountWithCode:
+    """Count the lines mentioning `term` across the workspace, in one program."""
+
+    term: str
+
+
+@dataclass(frozen=True, slots=True)
+class Shell:
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    """Delete `path`; `what` is how the message named it ("the staging migrations")."""
+
+    path: str
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    question: str
+    choices: tuple[str, ...] = ()
+
+
+Ask = (
+    Search
+    | Read
+    | ListFolder
+    | Overview
+    | Remember
+    | Write
+    | CountWithCode
+    | Shell
+    | Delete
+    | Question
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +189,7 @@ class Plan:
 _QUOTES = "\"'`“”‘’"
 _ACTIONS = (
     r"read|open|cat|show|list|ls|search|find|grep|look|hunt|locate|summari[sz]e|explain|"
-    r"describe|tell|remember|write|give"
+    r"describe|tell|remember|write|give|delete|remove|ask"
 )
 _STEP_BREAK = re.compile(
     rf"\s*(?:,\s*)?(?:\band\s+)?\bthen\b\s*|\s*;\s*|\s*,?\s*\band\b\s*(?=(?:{_ACTIONS})\b)"
@@ -241,6 +292,17 @@ _WRITE = re.compile(
     r"^write\s+(?P<content>.+?)\s+(?:to|into)\s+(?:the\s+)?(?:file\s+)?(?P<path>[\w./\\~-]+)$",
     re.IGNORECASE,
 )
+_COUNT_WITH_CODE = re.compile(
+    r"^(?:(?:use|write|run)\s+(?:a\s+)?(?:python\s+)?(?:code|program|script)\s+to\s+count\s+"
+    r"(?P<what>.+)|count\s+(?P<counted>.+?)\s+(?:with|using|in)\s+(?:a\s+)?(?:python\s+)?"
+    r"(?:code|program|script))$",
+    re.IGNORECASE,
+)
+_SHELL = re.compile(
+    r"^run\s+(?:the\s+)?(?:(?:shell|bash)\s+)?(?:command\s+)?`(?P<command>[^`]+)`"
+    r"(?:\s+in\s+(?:bash|the\s+shell|the\s+sandbox))?$",
+    re.IGNORECASE,
+)
 _WHOLE_WORKSPACE = {"files", "everything", "here", "all", "workspace", "."}
 
 
@@ -284,11 +346,39 @@ def split_steps(message: str) -> list[str]:
 def _ask(clause: str) -> Ask | None:
     if _OVERVIEW.search(clause):
         return Overview()
-    for parser in (_remember, _write, _search, _read, _list, _question):
+    for parser in (
+        _count_with_code,
+        _shell,
+        _remember,
+        _write,
+        _delete,
+        _ask_user,
+        _search,
+        _read,
+        _list,
+        _question,
+    ):
         ask = parser(clause)
         if ask is not None:
             return ask
     return None
+
+
+def _count_with_code(clause: str) -> Ask | None:
+    match = _COUNT_WITH_CODE.match(clause)
+    if match is None:
+        return None
+    what = _clean_topic(match.group("what") or match.group("counted") or "")
+    # "TODOs" counts the lines that say "TODO".
+    if len(what) > 2 and what.endswith("s") and what[:-1].isupper():
+        what = what[:-1]
+    return CountWithCode(what) if what else None
+
+
+def _shell(clause: str) -> Ask | None:
+    match = _SHELL.match(clause)
+    command = match.group("command").strip() if match else ""
+    return Shell(command) if command else None
 
 
 def _remember(clause: str) -> Ask | None:
@@ -305,6 +395,38 @@ def _write(clause: str) -> Ask | None:
     if match is None:
         return None
     return Write(match.group("path").strip(_QUOTES), match.group("content").strip(_QUOTES + " "))
+
+
+_DELETE = re.compile(
+    r"^(?:delete|remove)\s+(?:(?P<what>the\s+.+?)\s+(?:in|at|under)\s+)?(?P<path>[\w./\\~-]+)$",
+    re.IGNORECASE,
+)
+_ASK_USER = re.compile(r"^ask\s+(?:me|the\s+user)\s+(?P<question>.+)$", re.IGNORECASE)
+
+
+def _delete(clause: str) -> Ask | None:
+    match = _DELETE.match(clause)
+    if match is None:
+        return None
+    path = match.group("path").strip(_QUOTES)
+    what = (match.group("what") or "").strip() or path
+    return Delete(path, what) if path not in (".", "./") else None
+
+
+def _ask_user(clause: str) -> Ask | None:
+    match = _ASK_USER.match(clause)
+    if match is None:
+        return None
+    question, _colon, offered = match.group("question").partition(":")
+    choices = tuple(
+        choice.strip(_QUOTES + " ")
+        for choice in re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+", offered)
+        if choice.strip(_QUOTES + " ")
+    )
+    question = question.strip(_QUOTES + " ").rstrip("?")
+    if not question:
+        return None
+    return Question(question[0].upper() + question[1:] + "?", choices)
 
 
 def _search(clause: str) -> Ask | None:
@@ -409,6 +531,30 @@ def first_round(plan: Plan, offered: Mapping[str, Mapping[str, Any]]) -> list[Pl
         elif isinstance(ask, Overview):
             listing = _listing(".", offered)
             calls.extend(listing or _reading("README.md", offered))
+        elif isinstance(ask, CountWithCode):
+            tool = find_tool(offered, "run_tools_with_code")
+            if tool is not None:
+                intent = f"Counting the lines that mention {ask.term} with a program"
+                calls.append(call_for(tool, intent, {"code": count_program(ask.term, tool)}))
+        elif isinstance(ask, Shell):
+            tool = find_tool(offered, "bash_tool")
+            if tool is not None:
+                intent = f"Running {ask.command} in the sandbox"
+                calls.append(call_for(tool, intent, {"command": ask.command}))
+        elif isinstance(ask, Delete):
+            tool = find_tool(offered, "delete_file")
+            if tool is not None:
+                args = {"path": ask.path, "recursive": not PurePosixPath(ask.path).suffix}
+                calls.append(call_for(tool, f"Deleting {ask.what}", args))
+        elif isinstance(ask, Question):
+            tool = find_tool(offered, "ask_user_question")
+            if tool is not None:
+                lead = ask.question.rstrip("?")
+                intent = f"Asking {lead[0].lower()}{lead[1:]}"
+                asked: dict[str, Any] = {"question": ask.question}
+                if ask.choices:
+                    asked["choices"] = list(ask.choices)
+                calls.append(call_for(tool, intent, asked))
         elif isinstance(ask, Remember):
             tool = find_tool(offered, "set_memory")
             if tool is not None:
@@ -494,6 +640,49 @@ def _unique(calls: list[PlannedCall]) -> list[PlannedCall]:
         if all(call.name != seen.name or call.args != seen.args for seen in out):
             out.append(call)
     return out
+
+
+_BRIDGED_GREP = re.compile(r"^- grep_search\(", re.MULTILINE)
+
+
+def count_program(term: str, runner: Mapping[str, Any]) -> str:
+    """The program counting the lines that mention `term`: through `grep_search` when the
+    runner's description lists it as a function code may call, else by reading the
+    workspace (the program's working folder) itself."""
+    report = (
+        "total = sum(counts.values())\n"
+        "lines = 'line mentions' if total == 1 else 'lines mention'\n"
+        "files = 'file' if len(counts) == 1 else 'files'\n"
+        "print(f'{total} {lines} {term} in {len(counts)} {files}')\n"
+        "for path, count in sorted(counts.items(), key=lambda item: -item[1])[:5]:\n"
+        "    print(f'- {path}: {count}')\n"
+    )
+    if _BRIDGED_GREP.search(str(runner.get("description") or "")):
+        return (
+            f"term = {term!r}\n"
+            f"found = grep_search({literal_pattern(term)!r}, max_results=2000)\n"
+            "counts = {}\n"
+            "for line in found.splitlines():\n"
+            "    path, colon, rest = line.partition(':')\n"
+            "    if colon and rest[:1].isdigit():\n"
+            "        counts[path] = counts.get(path, 0) + 1\n"
+        ) + report
+    return (
+        "import os\n"
+        f"term = {term!r}\n"
+        "counts = {}\n"
+        "for folder, dirs, files in os.walk('.'):\n"
+        "    dirs[:] = sorted(d for d in dirs if not d.startswith('.') and d != 'node_modules')\n"
+        "    for name in files:\n"
+        "        path = os.path.join(folder, name)[2:]\n"
+        "        try:\n"
+        "            with open(path, encoding='utf-8') as file:\n"
+        "                count = sum(term.lower() in line.lower() for line in file)\n"
+        "        except (OSError, UnicodeDecodeError):\n"
+        "            continue\n"
+        "        if count:\n"
+        "            counts[path] = count\n"
+    ) + report
 
 
 # --- what the first round found -------------------------------------------------------------

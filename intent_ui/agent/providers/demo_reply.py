@@ -28,12 +28,14 @@ from intent_ui.agent.providers.demo_plan import (
     search_value,
     top_hit,
 )
+from intent_ui.core.pauses import DENIAL_LEAD
 from intent_ui.core.text import clip
 
 __all__ = ["compose_reply", "help_text", "summarise_file"]
 
 _SHOWN_PATHS = 3
 _SHOWN_NAMES = 4
+_SHOWN_OUTPUT_LINES = 12
 
 
 def compose_reply(plan: Plan, rounds: Sequence[Sequence[Result]]) -> str:
@@ -46,7 +48,11 @@ def compose_reply(plan: Plan, rounds: Sequence[Sequence[Result]]) -> str:
     reads: list[str] = []
     others: list[str] = []
     for result in everything:
-        if result.is_error:
+        if result.is_error and result.content.startswith(DENIAL_LEAD):
+            # The user's reason, when they gave one, follows the denial's first sentence.
+            reason = result.content[len(DENIAL_LEAD) :].strip()
+            others.append(f"You denied the {result.name} call, so I did not run it. {reason}")
+        elif result.is_error:
             others.append(f"The {result.name} call failed: {_first_line(result.content)}")
         elif result.name.startswith("glob_search"):
             lookups.append(_lookup_summary(result))
@@ -195,8 +201,15 @@ def _other_summary(result: Result) -> str:
         where = args.get("path", ".")
         place = "The workspace" if where in (".", "./", "") else f"`{where}`"
         return f"{place} contains {_count(len(entries), 'entry', 'entries')}: {shown}"
+    if name.startswith("ask_user_question"):
+        return f"You answered: {_first_line(content)}"
     if name.startswith("set_memory"):
         return f"Noted: {args.get('key', 'that')} is {args.get('value', '')}."
+    if name.startswith(("run_tools_with_code", "bash_tool")):
+        lines = content.rstrip().splitlines()
+        shown = "\n".join(lines[:_SHOWN_OUTPUT_LINES])
+        more = "\n…" if len(lines) > _SHOWN_OUTPUT_LINES else ""
+        return f"It printed:\n\n```\n{shown}{more}\n```"
     return f"Done: {_first_line(content)}"
 
 
@@ -334,6 +347,10 @@ _EXAMPLES: dict[str, str] = {
     "read_file": "read README.md",
     "set_memory": "remember the deadline is Friday",
     "write_file": "write hello world to notes.txt",
+    "run_tools_with_code": "count the TODOs with code",
+    "bash_tool": "run `ls -la` in bash",
+    "delete_file": "delete notes.txt",
+    "ask_user_question": "ask me which database to use: Postgres or SQLite",
 }
 
 

@@ -1,4 +1,5 @@
-"""Tools the agent can call: native file/memory/search tools and MCP server tools.
+"""Tools the agent can call: native file/memory/search tools, the sandboxed `bash_tool` and
+`run_tools_with_code` (`sandbox.py`), and MCP server tools.
 
 `registry.build_tools` assembles them for a run; `base.Tool` is the protocol they share.
 The re-exports below load lazily, so importing `intent_ui.agent.tools.base` alone does

@@ -23,7 +23,9 @@ class Tool(Protocol):
     """A callable tool.
 
     `definition` is `{"name", "description", "parameters", "allowed_callers"?}` as the
-    model sees it before the capability pipeline. `tool_id` keys `tool_options`:
+    model sees it before the capability pipeline, fixed for the tool object's life: the
+    runtime reads it once per tool (`RequestCache`), so a tool whose schema changes is a
+    new tool object. `tool_id` keys `tool_options`:
     native tools use their name, MCP tools `"{name}_mcp_{server}"`, actions
     `"{operationId}_action_{encoded_domain}"`. `call` receives arguments with the
     injected intent already stripped and never raises for tool failures: it returns

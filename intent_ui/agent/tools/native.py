@@ -27,7 +27,7 @@ import re
 import stat
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -39,6 +39,7 @@ from intent_ui.agent.tools.protected import ProtectedPathError
 from intent_ui.agent.tools.worker import run_in_worker
 from intent_ui.agent.tools.workspace import OutsideWorkspaceError, Workspace
 from intent_ui.core.capabilities.intent import strip_intent, with_intent
+from intent_ui.core.pauses import CHANGES_WORKSPACE_FLAG
 
 __all__ = [
     "MAX_OUTPUT_BYTES",
@@ -99,6 +100,9 @@ class NativeTool(ABC):
     Arguments: ClassVar[type[Args]]
     kind: ClassVar[ToolKind] = "native"
     server: ClassVar[str | None] = None
+    changes_workspace: ClassVar[bool] = False
+    """Set on the tools that change files: their definition says so, and an agent may ask
+    before each of their calls (`core/pauses.py`)."""
 
     @property
     def tool_id(self) -> str:
@@ -107,14 +111,24 @@ class NativeTool(ABC):
     @functools.cached_property
     def definition(self) -> dict[str, Any]:
         schema = _compact_schema(self.Arguments.model_json_schema())
-        return {
+        definition = {
             "name": self.name,
             "description": self.description,
             "parameters": dict(with_intent(schema)),
             "intent": True,
         }
+        if self.changes_workspace:
+            definition[CHANGES_WORKSPACE_FLAG] = True
+        return definition
 
     async def call(self, args: dict[str, Any]) -> ToolResult:
+        return await self.call_with(args, self.run)
+
+    async def call_with(
+        self, args: dict[str, Any], run: Callable[[Any], Awaitable[ToolResult]]
+    ) -> ToolResult:
+        """`call`, with `run` doing the work on the validated arguments (a tool the host
+        binds to one turn runs its own body this way, with the same checks)."""
         # No tool body sees a parameter it did not declare. The run loop strips the label
         # already; stripping again costs nothing and keeps a stray label out of
         # validation when a caller forgets.
@@ -126,7 +140,7 @@ class NativeTool(ABC):
         except ValidationError as exc:
             return ToolResult(self._describe_invalid(exc), is_error=True)
         try:
-            return await self.run(parsed)
+            return await run(parsed)
         except (ToolError, OutsideWorkspaceError, ProtectedPathError) as exc:
             return ToolResult(str(exc), is_error=True)
         except Exception as exc:  # a tool bug must not end the turn
@@ -330,6 +344,7 @@ class WriteFileArgs(Args):
 
 class WriteFileTool(WorkspaceTool):
     name = "write_file"
+    changes_workspace = True
     description = (
         "Create or overwrite a text file in the workspace with the given content. Missing "
         "parent folders are created."
@@ -373,6 +388,7 @@ class EditFileArgs(Args):
 
 class EditFileTool(WorkspaceTool):
     name = "edit_file"
+    changes_workspace = True
     description = (
         "Replace exact text in a workspace file. old_string must match the file exactly "
         "(including whitespace) and occur once, unless replace_all is true."

@@ -21,6 +21,10 @@ from intent_ui.core.capabilities.selection import is_code_only
 Tool = Mapping[str, Any]
 """A tool definition: `{"name", "description", "parameters", "allowed_callers"?}`."""
 
+# `isinstance(x, (dict, Mapping))` below: the concrete dict check answers before the
+# ABC's, which costs several times more, and a thousand tools pay these checks dozens of
+# times each per request.
+
 UNNAMED_TOOL = "<unnamed tool>"
 """What `tool_name` says for a definition without a string name (warnings name it)."""
 
@@ -31,7 +35,7 @@ update, so no capability ever touches them."""
 
 def tool_name(tool: object) -> str:
     """The definition's name, or `UNNAMED_TOOL` when it has none (or is not a mapping)."""
-    name = tool.get("name") if isinstance(tool, Mapping) else None
+    name = tool.get("name") if isinstance(tool, (dict, Mapping)) else None
     return name if isinstance(name, str) else UNNAMED_TOOL
 
 
@@ -52,9 +56,9 @@ def is_eligible_tool_name(name: str, excluded: frozenset[str]) -> bool:
 
 def schema_properties(schema: object) -> Mapping[str, Any]:
     """The schema's `properties`; empty when the schema or its properties are malformed."""
-    if isinstance(schema, Mapping):
+    if isinstance(schema, (dict, Mapping)):
         props = schema.get("properties")
-        if isinstance(props, Mapping):
+        if isinstance(props, (dict, Mapping)):
             return props
     return {}
 
@@ -62,7 +66,9 @@ def schema_properties(schema: object) -> Mapping[str, Any]:
 def required_names(schema: Mapping[str, Any]) -> list[str]:
     """The string names in the schema's `required` list, in order; empty when absent."""
     required = schema.get("required")
-    if isinstance(required, Sequence) and not isinstance(required, str):
+    if isinstance(required, list) or (
+        isinstance(required, Sequence) and not isinstance(required, str)
+    ):
         return [name for name in required if isinstance(name, str)]
     return []
 
@@ -98,7 +104,7 @@ def has_injected(schema: object, param: InjectedParam) -> bool:
 
 def carries(tool: object, param: InjectedParam) -> bool:
     """Whether the tool definition's schema carries the injected property."""
-    return isinstance(tool, Mapping) and has_injected(tool.get("parameters"), param)
+    return isinstance(tool, (dict, Mapping)) and has_injected(tool.get("parameters"), param)
 
 
 def schema_problem(schema: object, param: InjectedParam) -> str | None:
@@ -111,13 +117,13 @@ def schema_problem(schema: object, param: InjectedParam) -> str | None:
     """
     if schema is None:
         return None
-    if not isinstance(schema, Mapping):
+    if not isinstance(schema, (dict, Mapping)):
         return "its parameters are not a JSON schema object"
     kind = schema.get("type")
     if kind is not None and kind != "object":
         return f"its schema type is {kind!r}, not 'object'"
     props = schema.get("properties")
-    if props is not None and not isinstance(props, Mapping):
+    if props is not None and not isinstance(props, (dict, Mapping)):
         return "its schema 'properties' is not a mapping"
     if param.arg in schema_properties(schema) and not has_injected(schema, param):
         return param.clash
@@ -126,7 +132,7 @@ def schema_problem(schema: object, param: InjectedParam) -> str | None:
 
 def injection_problem(tool: object, param: InjectedParam) -> str | None:
     """Why `param` can never be injected into `tool`, or None (it may already be there)."""
-    if not isinstance(tool, Mapping):
+    if not isinstance(tool, (dict, Mapping)):
         return "it is not a tool definition mapping"
     if is_code_only(tool):
         return param.code_only

@@ -157,7 +157,10 @@ def is_run_in_background_property(prop: object) -> bool:
     Mirrors `is_intent_label_property`: a tool's own `run_in_background` parameter
     survives every removal path.
     """
-    return isinstance(prop, Mapping) and prop.get("description") == RUN_IN_BACKGROUND_DESCRIPTION
+    return (
+        isinstance(prop, (dict, Mapping))
+        and prop.get("description") == RUN_IN_BACKGROUND_DESCRIPTION
+    )
 
 
 BACKGROUND_FLAG = InjectedParam(

@@ -113,6 +113,7 @@ NATIVE_INTENT_TOOL_NAMES: frozenset[str] = frozenset(
         "read_file",
         "write_file",
         "edit_file",
+        "delete_file",
         "grep_search",
         "glob_search",
         "list_directory",

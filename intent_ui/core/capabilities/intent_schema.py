@@ -63,7 +63,7 @@ def is_intent_label_property(prop: object) -> bool:
 
     Type is not checked: strict conversion makes it `["string", "null"]`.
     """
-    if not isinstance(prop, Mapping):
+    if not isinstance(prop, (dict, Mapping)):
         return False
     description = prop.get("description")
     return isinstance(description, str) and description.startswith(INTENT_LABEL_MARKER)

@@ -48,6 +48,7 @@ ACTION_DOMAIN_SEPARATOR = "---"
 DIRECT_CALLER = "direct"
 CODE_EXECUTION_CALLER = "code_execution"
 KNOWN_CALLERS = frozenset({DIRECT_CALLER, CODE_EXECUTION_CALLER})
+_DIRECT_ONLY = frozenset({DIRECT_CALLER})
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,9 @@ def normalize_action_tool_id(tool_id: str) -> str:
 
 def _option_value(entry: object, key: str) -> bool | None:
     """The entry's boolean for `key`; anything that is not a real bool does not speak."""
-    if not isinstance(entry, Mapping):
+    # The concrete dict check answers before the ABC's slower one: every tool of a
+    # request asks several times.
+    if not isinstance(entry, (dict, Mapping)):
         return None
     value = entry.get(key)
     return value if isinstance(value, bool) else None
@@ -268,10 +271,12 @@ def merge_tool_options(base: ToolOptions | None, extra: ToolOptions | None) -> T
 def tool_callers(tool: Mapping[str, Any]) -> frozenset[str]:
     """The tool's `allowed_callers`; absent or malformed means direct only."""
     callers = tool.get("allowed_callers")
-    if isinstance(callers, str) or not isinstance(callers, Sequence | frozenset | set):
-        return frozenset({DIRECT_CALLER})
+    if callers is None or isinstance(callers, str):
+        return _DIRECT_ONLY
+    if not isinstance(callers, list | Sequence | frozenset | set):
+        return _DIRECT_ONLY
     names = frozenset(caller for caller in callers if isinstance(caller, str))
-    return names or frozenset({DIRECT_CALLER})
+    return names or _DIRECT_ONLY
 
 
 def is_code_only(tool: Mapping[str, Any]) -> bool:

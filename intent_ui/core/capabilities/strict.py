@@ -11,14 +11,15 @@ first, where an optional intent would lose its first place in the streamed argum
 Listing every property in `required` in property order keeps `intent` first in both
 `properties` and `required`; making it nullable keeps it optional in meaning.
 
-Pure and non-mutating: a new schema comes back; an already-strict schema comes back
-as the very same object.
+Pure and non-mutating: a new schema comes back, sharing with the input the parts that
+need no change (most leaf properties); an already-strict schema comes back as the very
+same object.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from intent_ui.core.capabilities._definitions import required_names
 
@@ -27,6 +28,18 @@ Schema = Mapping[str, Any]
 _NULL_SCHEMA: Mapping[str, str] = {"type": "null"}
 _COMPOSITIONS = ("anyOf", "oneOf", "allOf")
 _SCHEMA_MAPS = ("$defs", "definitions")
+_NESTED = frozenset({"items", *_COMPOSITIONS, *_SCHEMA_MAPS})
+
+
+# A schema is mostly dicts and lists: the concrete-type test first, since the ABC check
+# behind `isinstance(x, Mapping)` costs several times more and a thousand tools' schemas
+# take it at every node.
+def _is_mapping(node: object) -> TypeGuard[Mapping[str, Any]]:
+    return isinstance(node, (dict, Mapping))
+
+
+def _is_list(node: object) -> TypeGuard[Sequence[Any]]:
+    return isinstance(node, list) or (isinstance(node, Sequence) and not isinstance(node, str))
 
 
 def _is_object_schema(node: Schema) -> bool:
@@ -35,7 +48,7 @@ def _is_object_schema(node: Schema) -> bool:
         return True
     if isinstance(kind, list) and "object" in kind:
         return True
-    return kind is None and isinstance(node.get("properties"), Mapping)
+    return kind is None and _is_mapping(node.get("properties"))
 
 
 def _accepts_null(node: Schema) -> bool:
@@ -44,23 +57,23 @@ def _accepts_null(node: Schema) -> bool:
         return True
     for key in _COMPOSITIONS[:2]:
         options = node.get(key)
-        if isinstance(options, Sequence) and any(
-            isinstance(option, Mapping) and option.get("type") == "null" for option in options
-        ):
-            return True
+        if options is not None and _is_list(options):
+            for option in options:
+                if _is_mapping(option) and option.get("type") == "null":
+                    return True
     return False
 
 
 def _with_null_enum(node: dict[str, Any]) -> dict[str, Any]:
     enum = node.get("enum")
-    if isinstance(enum, Sequence) and not isinstance(enum, str) and None not in enum:
+    if enum is not None and _is_list(enum) and None not in enum:
         node["enum"] = [*enum, None]
     return node
 
 
 def _nullable(node: object) -> object:
     """`node` accepting `null` as well (how strict mode spells "optional")."""
-    if not isinstance(node, Mapping) or _accepts_null(node):
+    if not _is_mapping(node) or _accepts_null(node):
         return node
     kind = node.get("type")
     if isinstance(kind, str):
@@ -68,7 +81,7 @@ def _nullable(node: object) -> object:
     if isinstance(kind, list):
         return _with_null_enum({**node, "type": [*kind, "null"]})
     options = node.get("anyOf")
-    if isinstance(options, Sequence) and not isinstance(options, str):
+    if options is not None and _is_list(options):
         return {**node, "anyOf": [*options, dict(_NULL_SCHEMA)]}
     # No plain type (a `$ref`, an enum, a `const`): wrap it. The description stays on
     # the outside, where label detection (`is_intent_label_property`) reads it.
@@ -80,12 +93,17 @@ def _nullable(node: object) -> object:
 
 
 def _strict(node: object) -> object:
-    if not isinstance(node, Mapping):
+    """`node` in strict form; `node` itself where that changes nothing (most leaves), so a
+    thousand tools' schemas are not copied node by node for nothing."""
+    if not _is_mapping(node):
         return node
-    out: dict[str, Any] = dict(node)
-    if _is_object_schema(node):
+    is_object = _is_object_schema(node)
+    if not is_object and _NESTED.isdisjoint(node):
+        return node
+    out: dict[str, Any] = {}
+    if is_object:
         props = node.get("properties")
-        props = props if isinstance(props, Mapping) else {}
+        props = props if _is_mapping(props) else {}
         required = set(required_names(node))
         out["properties"] = {
             name: _strict(prop) if name in required else _nullable(_strict(prop))
@@ -94,19 +112,22 @@ def _strict(node: object) -> object:
         out["required"] = list(props)
         out["additionalProperties"] = False
     items = node.get("items")
-    if isinstance(items, Mapping):
-        out["items"] = _strict(items)
-    elif isinstance(items, Sequence) and not isinstance(items, str):
-        out["items"] = [_strict(item) for item in items]
+    if items is not None:
+        if _is_mapping(items):
+            out["items"] = _strict(items)
+        elif _is_list(items):
+            out["items"] = [_strict(item) for item in items]
     for key in _COMPOSITIONS:
         options = node.get(key)
-        if isinstance(options, Sequence) and not isinstance(options, str):
+        if options is not None and _is_list(options):
             out[key] = [_strict(option) for option in options]
     for key in _SCHEMA_MAPS:
         defs = node.get(key)
-        if isinstance(defs, Mapping):
+        if defs is not None and _is_mapping(defs):
             out[key] = {name: _strict(sub) for name, sub in defs.items()}
-    return out
+    if all(key in node and node[key] is value for key, value in out.items()):
+        return node
+    return {**node, **out}
 
 
 def to_strict_parameters(schema: Schema | None) -> Schema:

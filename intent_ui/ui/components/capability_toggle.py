@@ -51,6 +51,8 @@ CAPABILITY_STYLES: Mapping[str, CapabilityStyle] = MappingProxyType(
         "run_in_background": CapabilityStyle("hourglass", "blue", "run-in-background-toggle"),
         "defer_loading": CapabilityStyle("clock", "amber", "defer-loading-toggle"),
         "allowed_callers": CapabilityStyle("code_xml", "teal", "code-only-toggle"),
+        # Not a capability the admin enables, but the same switch: ask before running.
+        "require_approval": CapabilityStyle("shield_check", "amber", "approval-toggle"),
     }
 )
 """Glyph and colour per capability; `defer_loading` keeps the family's Clock / amber."""

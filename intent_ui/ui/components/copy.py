@@ -12,7 +12,7 @@ clipboard the region says so instead.
 from __future__ import annotations
 
 import reflex as rx
-from reflex.vars import ArrayVar, ObjectVar, Var
+from reflex.vars import ObjectVar, Var
 from reflex.vars.function import FunctionStringVar
 
 __all__ = [
@@ -21,7 +21,6 @@ __all__ = [
     "copy_button",
     "copy_labels",
     "copy_reply_button",
-    "reply_source",
 ]
 
 COPY_REPLY_LABEL = "iu-label-copy-reply"
@@ -65,23 +64,9 @@ def copy_button(testid: str, label_id: str, **props: object) -> rx.Component:
     )
 
 
-def reply_source(parts: ArrayVar) -> Var[str]:
-    """A turn's reply as the markdown the model wrote: its text parts, one paragraph
-    apart (the tool groups between them are not part of the reply)."""
-    return Var(
-        _js_expr=(
-            f"{parts!s}.filter((p) => p.kind === 'text')"
-            ".map((p) => p.text.replace(/^\\n+/, '').trimEnd())"
-            ".filter((text) => text !== '').join('\\n\\n')"
-        ),
-        _var_type=str,
-        _var_data=parts._get_all_var_data(),
-    )
-
-
-def copy_reply_button(parts: ArrayVar) -> rx.Component:
-    """Copies the reply of a turn whose parts are `parts`; absent when it has no text."""
-    source = reply_source(parts)
+def copy_reply_button(source: Var[str]) -> rx.Component:
+    """Copies a turn's reply, `source` (its text parts as the model wrote them, one
+    paragraph apart: `assets/turn_views.js`); absent when it has no text."""
     return rx.cond(
         source != "",
         copy_button("copy-reply", COPY_REPLY_LABEL, on_click=_COPY_REPLY.partial(source)),

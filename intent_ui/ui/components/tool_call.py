@@ -2,23 +2,29 @@
 (`intent_ui.core.display`). Their `data-testid` names and `data-state` values are what the
 browser tests (`tests/e2e`) select on: keep them. What the labels say: docs/labels.md.
 
-A card is a memoized React component (`@rx.memo`) taking its fields as plain props, so a
-push re-renders only the cards whose fields changed, not every card of the turn. Densities
-are a render switch: every density reads the same view models, so switching one fetches
-nothing and keeps every label identical.
+Each is a memoized React component that reads what it shows from the page's turn store
+by key (`components/turn_hooks.py`): a card by its call id, a group by its number. A
+frame of the turn's stream that changed one card re-renders that card alone, whether the
+turn is live or was loaded from the log: both fill the same store. Densities are a
+render switch over the same records, so switching one fetches nothing and keeps every
+label identical. Opening a card or a group is the page's own business (no round trip);
+an opened card fetches its arguments and result.
+
+A call that waits for the reader shows its approval or its question under its line, in
+every density (`components/pauses.py`); its group stays open meanwhile, and its
+timeline mark says it waits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
 import reflex as rx
-from reflex.vars import ArrayVar, ObjectVar
-from reflex_base.vars.base import VarData
+from reflex.vars import ObjectVar
 
 from intent_ui.core.states import CallState
-from intent_ui.ui.state import ChatState, LiveSlots, LiveTitles
-from intent_ui.ui.viewmodels import CardVM, GroupVM, PartVM
+from intent_ui.ui.components.pauses import pause_block
+from intent_ui.ui.components.turn_hooks import call_view, group_view, js_call, mark_view
 
 STATE_ICONS: dict[CallState, str] = {
     "streaming": "loader",
@@ -29,41 +35,39 @@ STATE_ICONS: dict[CallState, str] = {
     "cancelled": "circle-slash",
 }
 
+GLYPHS = {"tools": "wrench", "subagents": "users", "questions": "circle-help"}
 
-def elapsed(
-    testid: str, started_at: rx.Var, settled_at: rx.Var, text: rx.Var, ticking: rx.Var
-) -> rx.Component:
+
+def elapsed(testid: str, timing: ObjectVar[dict[str, Any]]) -> rx.Component:
     """A running time. While `ticking`, the browser's ticker (`assets/intent_ui.js`)
-    writes the time counted from `data-started-at` into the empty span, so no push is
+    writes the time counted from `data-started-at` into the empty span, so no frame is
     needed per tick; a settled one shows the duration fixed on the server. The two are
     separate elements (keys) so React never reconciles one into the other's text."""
+    started_at = timing["started_at"].to(str)
     return rx.cond(
         started_at != "",
         rx.cond(
-            ticking,
+            timing["ticking"],
             rx.el.span(
                 key="ticking",
                 class_name="iu-elapsed",
                 custom_attrs={"data-testid": testid, "data-started-at": started_at},
             ),
             rx.el.span(
-                text,
+                timing["elapsed"].to(str),
                 key="settled",
                 class_name="iu-elapsed",
                 custom_attrs={
                     "data-testid": testid,
                     "data-started-at": started_at,
-                    "data-settled-at": settled_at,
+                    "data-settled-at": timing["settled_at"].to(str),
                 },
             ),
         ),
     )
 
 
-@rx.memo
-def state_icon(state: rx.Var[str], live: rx.Var[bool]) -> rx.Component:
-    """The state glyph: its own component, so a label growing beside it never re-renders
-    the icon."""
+def _state_icon(state: rx.Var[str], live: rx.Var[bool]) -> rx.Component:
     return rx.el.span(
         rx.match(
             state,
@@ -75,72 +79,21 @@ def state_icon(state: rx.Var[str], live: rx.Var[bool]) -> rx.Component:
     )
 
 
-LIVE_TITLES_MODULE = "$/public/live_titles.js"
-"""`assets/live_titles.js`: the page's side of streaming titles (`ui.live_titles`)."""
-
-
-class LiveLabel(rx.Component):
-    """A card label span whose `title` is the streamed title under `title_key` while the
-    server streams it (see `LiveTitleFeed`), else `title`, else the label."""
-
-    library = LIVE_TITLES_MODULE
-    tag = "LiveLabel"
-
-    label: rx.Var[str]
-    title: rx.Var[str]
-    title_key: rx.Var[str]
-
-
-class LiveTitleFeed(rx.Component):
-    """Applies every push of `LiveTitles` to the page's streamed titles. Once per page."""
-
-    library = LIVE_TITLES_MODULE
-    tag = "LiveTitleFeed"
-
-    state_name: rx.Var[str]
-    turn_field: rx.Var[str]
-    ops_field: rx.Var[str]
-
-
-def _state_and_field(var: rx.Var) -> tuple[str, str]:
-    """A state var's page expression split in two: the state object's name and the
-    field's name in it (the compiler may suffix field names)."""
-    state, field_name = str(var).rsplit(".", 1)
-    return state, field_name
-
-
-def live_title_feed() -> rx.Component:
-    return LiveTitleFeed.create(
-        state_name=LiveTitles.get_full_name(),
-        turn_field=_state_and_field(LiveTitles.title_turn)[1],
-        ops_field=_state_and_field(LiveTitles.title_ops)[1],
-    )
-
-
-@rx.memo
-def card_label(
-    label: rx.Var[str],
-    title: rx.Var[str],
-    title_key: rx.Var[str],
-    live: rx.Var[bool],
-    label_key: rx.Var[str],
+def _label(
+    testid: str, text: rx.Var[str], title: rx.Var[str], live: rx.Var[bool], key: rx.Var[str]
 ) -> rx.Component:
-    """The label: while intents stream this is the only part of a card that changes, so
-    a push re-renders one span per changed card (and a title growing by appends, only
-    that span, from the page's title store)."""
-    return LiveLabel.create(
-        label=label,
-        title=title,
-        title_key=title_key,
-        key=label_key,
+    """A label line: the visible (capped) text; the whole text in `title` when capped.
+    A new key when the call settles remounts it, so the crossfade plays once."""
+    return rx.el.span(
+        text,
+        key=key,
+        title=rx.cond(title != "", title, text),
         class_name=rx.cond(live, "iu-label iu-live", "iu-label iu-settled-label"),
-        custom_attrs={"data-testid": "tool-call-label"},
+        custom_attrs={"data-testid": testid},
     )
 
 
-@rx.memo
-def chevron(is_open: rx.Var[bool]) -> rx.Component:
-    """The open/closed chevron, rendered again only when that changes."""
+def _chevron(is_open: rx.Var[bool]) -> rx.Component:
     return rx.el.span(
         rx.icon("chevron-down", size=14),
         class_name="iu-chevron",
@@ -148,37 +101,10 @@ def chevron(is_open: rx.Var[bool]) -> rx.Component:
     )
 
 
-def _line(
-    state: rx.Var[str],
-    label: rx.Var[str],
-    title: rx.Var[str],
-    title_key: rx.Var[str],
-    live: rx.Var[bool],
-    label_key: rx.Var[str],
-) -> list[rx.Component]:
-    """The line every density shows: state glyph and label."""
-    return [
-        state_icon(state=state, live=live),
-        card_label(label=label, title=title, title_key=title_key, live=live, label_key=label_key),
-    ]
-
-
 @rx.memo
 def call_card(
+    message_id: rx.Var[str],
     call_id: rx.Var[str],
-    state: rx.Var[str],
-    label: rx.Var[str],
-    title: rx.Var[str],
-    title_key: rx.Var[str],
-    live: rx.Var[bool],
-    label_key: rx.Var[str],
-    expanded: rx.Var[bool],
-    args_preview: rx.Var[str],
-    result: rx.Var[str],
-    started_at: rx.Var[str],
-    settled_at: rx.Var[str],
-    elapsed_text: rx.Var[str],
-    ticking: rx.Var[bool],
     density: rx.Var[str],
     arguments_heading: rx.Var[str],
     result_heading: rx.Var[str],
@@ -186,41 +112,62 @@ def call_card(
     """One call. Full and header-only: a one-line button; expanding shows arguments and
     result. Intents: the line alone, no previews. The running time sits beside the line,
     outside the button, so the button's name does not change every tenth of a second."""
+    view = call_view(message_id, call_id)
+    card = view["card"].to(dict)
+    state = card["state"].to(str)
+    live = card["live"].to(bool)
+    label = card["label"].to(str)
+    title = view["title"].to(str)
+    expanded = view["expanded"].to(bool)
+    detail = view["detail"].to(dict)
+    line = [
+        _state_icon(state, live),
+        _label("tool-call-label", label, title, live, card["label_key"].to(str)),
+    ]
     return rx.el.div(
         rx.el.div(
             rx.cond(
                 density == "intents",
-                rx.el.div(
-                    *_line(state, label, title, title_key, live, label_key),
-                    class_name="iu-card-head iu-card-line",
-                ),
+                rx.el.div(*line, class_name="iu-card-head iu-card-line"),
                 rx.el.button(
-                    *_line(state, label, title, title_key, live, label_key),
-                    chevron(is_open=expanded),
+                    *line,
+                    _chevron(expanded),
                     type="button",
                     class_name="iu-card-head",
-                    on_click=ChatState.toggle_card(call_id),
+                    on_click=js_call("toggleCard", message_id, call_id),
                     custom_attrs={"aria-expanded": expanded.to_string()},
                 ),
             ),
-            elapsed("call-elapsed", started_at, settled_at, elapsed_text, ticking),
+            elapsed("call-elapsed", card),
             class_name="iu-row",
         ),
+        pause_block(message_id, call_id, view),
         rx.cond(
             expanded & (density != "intents"),
             rx.el.div(
-                rx.el.div(rx.cond(title != "", title, label), class_name="iu-full-label"),
+                rx.el.div(
+                    rx.cond(
+                        detail["label"].to(str) != "",
+                        detail["label"].to(str),
+                        rx.cond(title != "", title, label),
+                    ),
+                    class_name="iu-full-label",
+                ),
                 rx.el.h4(arguments_heading),
                 # Focusable: a long preview scrolls, and the keyboard must reach it.
                 rx.el.pre(
-                    args_preview, tab_index=0, custom_attrs={"data-testid": "tool-call-args"}
+                    detail["arguments"].to(str),
+                    tab_index=0,
+                    custom_attrs={"data-testid": "tool-call-args"},
                 ),
                 rx.cond(
-                    result != "",
+                    detail["result"].to(str) != "",
                     rx.fragment(
                         rx.el.h4(result_heading),
                         rx.el.pre(
-                            result, tab_index=0, custom_attrs={"data-testid": "tool-call-result"}
+                            detail["result"].to(str),
+                            tab_index=0,
+                            custom_attrs={"data-testid": "tool-call-result"},
                         ),
                     ),
                 ),
@@ -228,170 +175,126 @@ def call_card(
             ),
         ),
         class_name="iu-card",
-        custom_attrs={"data-testid": "tool-call", "data-state": state, "data-call-id": call_id},
+        custom_attrs={
+            "data-testid": "tool-call",
+            "data-state": state,
+            "data-call-id": call_id,
+            "data-waiting": view["waiting"].to(bool).to_string(),
+        },
     )
 
 
-def tool_card(
-    card: ObjectVar[CardVM], labels: ObjectVar[dict[str, str]], density: rx.Var[str]
+def _cards(
+    message_id: rx.Var[str],
+    cards: rx.Var[list[str]],
+    density: rx.Var[str],
+    arguments_heading: rx.Var[str],
+    result_heading: rx.Var[str],
 ) -> rx.Component:
-    return call_card(
-        call_id=card.call_id,
-        state=card.state,
-        label=card.label,
-        title=card.title,
-        title_key=card.title_key,
-        live=card.live,
-        label_key=card.label_key,
-        expanded=card.expanded,
-        args_preview=card.args_preview,
-        result=card.result,
-        started_at=card.started_at,
-        settled_at=card.settled_at,
-        elapsed_text=card.elapsed,
-        ticking=card.ticking,
-        density=density,
-        arguments_heading=labels["ui.arguments"],
-        result_heading=labels["ui.result"],
-    )
-
-
-def slot_card(index: rx.Var[int]) -> ObjectVar[CardVM]:
-    """The card in live slot `index` (`LiveSlots`): one var per card, picked by number in
-    the browser, so the page subscribes to the slots once and each delta carries only
-    the cards that changed."""
-    first = LiveSlots.slot_0  # type: ignore[attr-defined]  # made by type() in ui/state.py
-    state, field_name = _state_and_field(first)
-    suffix = field_name.removeprefix("slot_0")  # how the compiled state names its fields
-    card = rx.Var(
-        _js_expr=f'{state}["slot_" + ({index}) + "{suffix}"]',
-        _var_type=CardVM,
-        _var_data=VarData.merge(first._get_all_var_data(), index._get_all_var_data()),
-    ).guess_type()
-    assert isinstance(card, ObjectVar)  # what a dataclass-typed var guesses to
-    return card
-
-
-def each_card(
-    group: ObjectVar[GroupVM], render: Callable[[ObjectVar[CardVM]], rx.Component], slotted: bool
-) -> rx.Component:
-    """`render` for each card of the group, in order. `slotted` (the live turn only): a
-    group whose cards travel in live slots reads them from there."""
-    embedded = rx.foreach(group.cards, render)
-    if not slotted:
-        return embedded
-    return rx.cond(
-        group.first_slot >= 0,
-        rx.foreach(
-            rx.Var.range(group.slot_count),
-            lambda offset: render(slot_card(group.first_slot + offset)),
+    return rx.foreach(
+        cards,
+        lambda call_id: call_card(
+            message_id=message_id,
+            call_id=call_id,
+            density=density,
+            arguments_heading=arguments_heading,
+            result_heading=result_heading,
+            key=call_id,
         ),
-        embedded,
     )
 
 
-GLYPHS = {"tools": "wrench", "subagents": "users", "questions": "circle-help"}
-
-
+@rx.memo
 def tool_group(
-    group: ObjectVar[GroupVM],
-    labels: ObjectVar[dict[str, str]],
+    message_id: rx.Var[str],
+    part_key: rx.Var[str],
     density: rx.Var[str],
-    slotted: bool = False,
+    arguments_heading: rx.Var[str],
+    result_heading: rx.Var[str],
 ) -> rx.Component:
-    """Two or more calls: a header button tracking the live edge, then the cards. Intents
-    keeps every group open; header-only shows the header line until it is opened there."""
-    is_open = rx.match(density, ("intents", True), ("header", group.compact_open), group.open)
-    return rx.el.div(
-        rx.el.div(
-            _group_head(group, is_open),
-            elapsed(
-                "group-elapsed", group.started_at, group.settled_at, group.elapsed, group.ticking
-            ),
-            class_name="iu-row",
-        ),
-        rx.cond(
-            is_open,
-            rx.el.div(
-                each_card(group, lambda card: tool_card(card, labels, density), slotted),
-                class_name="iu-group-cards",
-            ),
-        ),
-        class_name="iu-group",
-        custom_attrs={
-            "data-testid": "tool-group",
-            "data-phase": group.phase,
-            "data-calm": group.calm.to_string(),
-            "data-lazy": group.lazy.to_string(),
-        },
-    )
-
-
-def _group_head(group: ObjectVar[GroupVM], is_open: rx.Var[bool]) -> rx.Component:
-    """The header button: glyph, the live or settled header, the server, the chevron."""
-    return rx.el.button(
-        rx.el.span(
-            rx.match(
-                group.glyph,
-                *((glyph, rx.icon(name, size=14)) for glyph, name in GLYPHS.items()),
-                rx.icon("wrench", size=14),
-            ),
-            class_name=rx.cond(group.live, "iu-icon iu-pulse", "iu-icon"),
-            custom_attrs={"aria-hidden": "true"},
-        ),
-        LiveLabel.create(
-            label=group.header,
-            title=group.header_title,
-            title_key=group.title_key,
-            key=group.header_key,
-            class_name=rx.cond(group.live, "iu-label iu-live", "iu-label iu-settled-label"),
-            custom_attrs={"data-testid": "tool-group-label"},
-        ),
-        rx.cond(group.suffix != "", rx.el.span(group.suffix, class_name="iu-suffix")),
-        chevron(is_open=is_open),
-        type="button",
-        class_name="iu-group-head",
-        on_click=ChatState.toggle_group(group.key, is_open),
-        custom_attrs={
-            "data-testid": "tool-group-header",
-            "aria-expanded": is_open.to_string(),
-            "aria-label": group.aria_label,
-        },
-    )
-
-
-def group_or_card(
-    group: ObjectVar[GroupVM],
-    labels: ObjectVar[dict[str, str]],
-    density: rx.Var[str],
-    slotted: bool = False,
-) -> rx.Component:
-    """A single call renders as a card; two or more as a group. `slotted`: see
-    `each_card`."""
+    """A round's calls. One call renders as its card; two or more as a group: a header
+    button tracking the live edge, then the cards. Intents keeps every group open;
+    header-only shows the header line until it is opened there."""
+    view = group_view(message_id, part_key)
+    group = view["group"].to(dict)
+    cards = view["cards"].to(list[str])
+    full_open = view["open"].to(bool)
+    compact_open = view["compactOpen"].to(bool)
+    is_open = rx.match(density, ("intents", True), ("header", compact_open), full_open)
+    live = group["live"].to(bool)
+    body = _cards(message_id, cards, density, arguments_heading, result_heading)
     return rx.cond(
-        group.single,
-        each_card(group, lambda card: tool_card(card, labels, density), slotted),
-        tool_group(group, labels, density, slotted),
+        group["single"].to(bool),
+        body,
+        rx.el.div(
+            rx.el.div(
+                rx.el.button(
+                    rx.el.span(
+                        rx.match(
+                            group["glyph"].to(str),
+                            *((glyph, rx.icon(name, size=14)) for glyph, name in GLYPHS.items()),
+                            rx.icon("wrench", size=14),
+                        ),
+                        class_name=rx.cond(live, "iu-icon iu-pulse", "iu-icon"),
+                        custom_attrs={"aria-hidden": "true"},
+                    ),
+                    _label(
+                        "tool-group-label",
+                        group["header"].to(str),
+                        view["title"].to(str),
+                        live,
+                        group["header_key"].to(str),
+                    ),
+                    rx.cond(
+                        group["suffix"].to(str) != "",
+                        rx.el.span(group["suffix"].to(str), class_name="iu-suffix"),
+                    ),
+                    _chevron(is_open),
+                    type="button",
+                    class_name="iu-group-head",
+                    on_click=js_call("toggleGroup", group.to(dict), density, is_open),
+                    custom_attrs={
+                        "data-testid": "tool-group-header",
+                        "aria-expanded": is_open.to_string(),
+                        "aria-label": group["aria_label"].to(str),
+                    },
+                ),
+                elapsed("group-elapsed", group),
+                class_name="iu-row",
+            ),
+            rx.cond(is_open, rx.el.div(body, class_name="iu-group-cards")),
+            class_name="iu-group",
+            custom_attrs={
+                "data-testid": "tool-group",
+                "data-phase": group["phase"].to(str),
+                "data-calm": group["calm"].to(bool).to_string(),
+                "data-lazy": group["lazy"].to(bool).to_string(),
+            },
+        ),
     )
 
 
 @rx.memo
 def timeline_mark(
-    call_id: rx.Var[str], state: rx.Var[str], name: rx.Var[str], group_key: rx.Var[str]
+    message_id: rx.Var[str], call_id: rx.Var[str], group_key: rx.Var[str]
 ) -> rx.Component:
-    """One call's mark, named by its card's visible label: a push re-renders only the
+    """One call's mark, named by its card's visible label: a frame re-renders only the
     marks whose state or visible label changed, and a label still growing past its cap
     changes none."""
+    view = mark_view(message_id, call_id)
+    card = view["card"].to(dict)
+    name = card["label"].to(str)
     return rx.el.span(
         rx.el.button(
             type="button",
             title=name,
             class_name="iu-mark",
-            on_click=ChatState.open_card(call_id, group_key),
+            on_click=js_call("openCard", message_id, call_id, group_key),
             custom_attrs={
                 "data-testid": "timeline-mark",
                 "data-call-id": call_id,
-                "data-state": state,
+                "data-state": card["state"].to(str),
+                "data-waiting": view["waiting"].to(bool).to_string(),
                 "aria-label": name,
             },
         ),
@@ -400,24 +303,34 @@ def timeline_mark(
     )
 
 
-def _mark(card: ObjectVar[CardVM], group_key: rx.Var[str]) -> rx.Component:
-    return timeline_mark(
-        call_id=card.call_id, state=card.state, name=card.label, group_key=group_key
+@rx.memo
+def timeline_group(message_id: rx.Var[str], part_key: rx.Var[str]) -> rx.Component:
+    """The marks of one round's calls."""
+    view = group_view(message_id, part_key)
+    group_key = view["group"].to(dict)["key"].to(str)
+    return rx.foreach(
+        view["cards"].to(list[str]),
+        lambda call_id: timeline_mark(
+            message_id=message_id, call_id=call_id, group_key=group_key, key=call_id
+        ),
     )
 
 
 def timeline(
-    parts: ArrayVar[list[PartVM]], labels: ObjectVar[dict[str, str]], slotted: bool = False
+    message_id: rx.Var[str], parts: rx.Var[list[dict[str, str]]], name: rx.Var[str]
 ) -> rx.Component:
     """One mark per call in order, coloured by state; choosing one opens its card and
-    scrolls to it (the scroll is `assets/intent_ui.js`'s: it waits for the card to be
-    rendered open)."""
+    its group, then scrolls to it (the scroll is `assets/intent_ui.js`'s: it waits for
+    the card to be rendered open)."""
     return rx.el.div(
         rx.foreach(
             parts,
-            lambda part: each_card(part.group, lambda card: _mark(card, part.group.key), slotted),
+            lambda part: rx.cond(
+                part["kind"] == "group",
+                timeline_group(message_id=message_id, part_key=part["key"], key=part["key"]),
+            ),
         ),
         role="list",
         class_name="iu-timeline",
-        custom_attrs={"data-testid": "timeline", "aria-label": labels["ui.timeline"]},
+        custom_attrs={"data-testid": "timeline", "aria-label": name},
     )

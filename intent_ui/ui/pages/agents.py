@@ -310,7 +310,8 @@ def _token_totals() -> rx.Component:
 
 
 def _tool_switches(row: ObjectVar[ToolRowVM]) -> list[rx.Component]:
-    """The row's four switches, each shown when the admin enables its capability."""
+    """The row's four capability switches, each shown when the admin enables its
+    capability, then "Ask first", which every agent has."""
     switches = (
         (AgentsState.show_intent, "describe_intent", row.intent),
         (AgentsState.show_background, "run_in_background", row.background),
@@ -328,6 +329,13 @@ def _tool_switches(row: ObjectVar[ToolRowVM]) -> list[rx.Component]:
             ),
         )
         for shown, option, toggle in switches
+    ] + [
+        capability_toggle(
+            "require_approval",
+            row.approval,
+            on_click=AgentsState.toggle_option(row.tool_id, "require_approval"),
+            attrs={"data-tool": row.tool_id},
+        )
     ]
 
 
@@ -649,6 +657,15 @@ def _editor() -> rx.Component:
         _form(),
         *_heading("h2", TEXT["builder.tools"], TEXT["builder.tools_help"]),
         _token_totals(),
+        rx.el.div(
+            capability_toggle(
+                "require_approval",
+                AgentsState.approval_default,
+                on_click=AgentsState.toggle_workspace_approval,
+                testid="approval-default-toggle",
+            ),
+            class_name="iu-group-bar",
+        ),
         rx.foreach(AgentsState.sources, _source),
         _actions_import(),
         _goals(),

@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import Any
+
 import reflex as rx
-from reflex.vars import ArrayVar, ObjectVar
+from reflex.config import get_config
+from reflex.vars import ObjectVar
 from reflex_base.event import EventCallback
 
 from intent_ui.store.conversations import SEARCH_MAX_CHARS
+from intent_ui.ui.chat_state import ChatState, MessageRow
+from intent_ui.ui.components.compaction import compaction_divider
 from intent_ui.ui.components.copy import copy_labels, copy_reply_button
 from intent_ui.ui.components.markdown import reply_markdown
 from intent_ui.ui.components.shortcuts import shortcuts_button, shortcuts_dialog
 from intent_ui.ui.components.theme import ThemeFollower
-from intent_ui.ui.components.tool_call import group_or_card, live_title_feed, timeline
+from intent_ui.ui.components.tool_call import timeline, tool_group
+from intent_ui.ui.components.turn_feed import TurnFeed, live_region
+from intent_ui.ui.components.turn_hooks import text_view, turn_view
+from intent_ui.ui.components.versions import (
+    VersionActions,
+    reply_version_actions,
+    user_message,
+    version_switch,
+)
 from intent_ui.ui.pages.login import account, auth_note
-from intent_ui.ui.state import ChatState, LiveState
-from intent_ui.ui.viewmodels import MessageVM, PartVM
 
 
 def _conversation_row(conv: ObjectVar[dict[str, str]]) -> rx.Component:
@@ -208,6 +221,7 @@ def topbar() -> rx.Component:
             custom_attrs={"data-testid": "agent-select", "aria-label": "Agent"},
         ),
         rx.el.div(class_name="iu-topbar-gap", style={"flex": "1"}),
+        share_control(),
         rx.el.select(
             rx.el.option(ChatState.t["ui.density_full"], value="full"),
             rx.el.option(ChatState.t["ui.density_intents"], value="intents"),
@@ -232,40 +246,91 @@ def topbar() -> rx.Component:
     )
 
 
-@rx.memo
-def reply_text(text: rx.Var[str]) -> rx.Component:
-    """Reply text as markdown, memoized: a push that changes only a label elsewhere in
-    the turn does not parse the reply again."""
-    return reply_markdown(text)
-
-
-def _part(part: ObjectVar[PartVM], slotted: bool = False) -> rx.Component:
-    return rx.cond(
-        part.kind == "text",
-        reply_text(text=part.text),
-        group_or_card(part.group, ChatState.t, ChatState.density, slotted),
+def share_url(share_id: rx.Var[str]) -> rx.Var[str]:
+    """The absolute address of the read-only link `share_id`, on the origin the page was
+    opened at (the server cannot know it behind a proxy)."""
+    path = json.dumps(get_config().prepend_frontend_path("/share/"))
+    origin = "(typeof window === 'undefined' ? '' : window.location.origin)"
+    return rx.Var(
+        _js_expr=f"({origin} + {path} + encodeURIComponent({share_id!s}))",
+        _var_type=str,
+        _var_data=share_id._get_all_var_data(),
     )
 
 
-def _failure(message: ObjectVar[MessageVM]) -> rx.Component:
+def share_control() -> rx.Component:
+    """The open conversation's read-only link: Share makes one; while it lives, its
+    address (to copy) and Revoke, which ends it for everyone holding it."""
+    return rx.cond(
+        ChatState.conversation_id != "",
+        rx.el.div(
+            rx.cond(
+                ChatState.share_id == "",
+                rx.el.button(
+                    rx.icon("link", size=14, aria_hidden="true"),
+                    ChatState.t["ui.share"],
+                    type="button",
+                    class_name="iu-btn",
+                    style={"display": "inline-flex", "gap": "6px", "alignItems": "center"},
+                    on_click=ChatState.create_share,
+                    custom_attrs={"data-testid": "share-create"},
+                ),
+                rx.fragment(
+                    rx.el.input(
+                        value=share_url(ChatState.share_id),
+                        read_only=True,
+                        type="url",
+                        class_name="iu-share-url",
+                        style={"width": "18em", "maxWidth": "40vw", "font": "inherit"},
+                        custom_attrs={
+                            "data-testid": "share-url",
+                            "aria-label": ChatState.t["ui.share_url"],
+                        },
+                    ),
+                    rx.el.button(
+                        ChatState.t["ui.share_revoke"],
+                        type="button",
+                        class_name="iu-btn iu-btn-danger",
+                        on_click=ChatState.revoke_share,
+                        custom_attrs={"data-testid": "share-revoke"},
+                    ),
+                ),
+            ),
+            class_name="iu-share",
+            style={"display": "flex", "gap": "6px", "alignItems": "center"},
+        ),
+    )
+
+
+@rx.memo
+def reply_part(message_id: rx.Var[str], part_key: rx.Var[str]) -> rx.Component:
+    """Reply text as markdown, read from the turn store by key: a frame that changes a
+    label elsewhere in the turn does not parse the reply again."""
+    return reply_markdown(text_view(message_id, part_key))
+
+
+def _failure(
+    labels: ObjectVar[dict[str, str]], turn: ObjectVar[dict[str, Any]], offers_retry: rx.Var[bool]
+) -> rx.Component:
     """A failed turn says what happened, what to do and the error as recorded (never a
     traceback: core/failures.py); the conversation's last turn offers Retry, which asks
     its question again as a new turn."""
+    error = turn["error"].to(str)
     return rx.el.div(
-        rx.el.p(message.failure, class_name="iu-error-note", style=_FAILURE_LINE),
-        rx.el.p(message.failure_hint, style={"margin": "4px 0 0"}),
+        rx.el.p(turn["failure"].to(str), class_name="iu-error-note", style=_FAILURE_LINE),
+        rx.el.p(turn["failure_hint"].to(str), style={"margin": "4px 0 0"}),
         rx.cond(
-            message.error != "",
+            error != "",
             rx.el.p(
-                ChatState.t["ui.error_detail"] + ": " + message.error,
+                labels["ui.error_detail"] + ": " + error,
                 style={"margin": "4px 0 0", "color": "var(--iu-muted)", "fontSize": "0.85em"},
             ),
         ),
         rx.cond(
-            message.id == ChatState.retry_id,
+            offers_retry,
             rx.el.button(
                 rx.icon("rotate-ccw", size=14, aria_hidden="true"),
-                ChatState.t["ui.retry"],
+                labels["ui.retry"],
                 type="button",
                 class_name="iu-btn",
                 style={
@@ -295,66 +360,191 @@ _FAILURE_BOX = {
 }
 
 
-def _assistant(
-    message: ObjectVar[MessageVM], parts: ArrayVar[list[PartVM]] | None = None
+@rx.memo
+def assistant_turn(
+    message_id: rx.Var[str],
+    listed_status: rx.Var[str],
+    density: rx.Var[str],
+    labels_var: rx.Var[dict[str, str]],
+    offers_retry: rx.Var[bool],
+    offers_regenerate: rx.Var[bool],
+    offers_continue: rx.Var[bool],
+    shows_versions: rx.Var[bool],
+    idle: rx.Var[bool],
+    version: rx.Var[int],
+    versions: rx.Var[int],
+    previous_version: rx.Var[str],
+    next_version: rx.Var[str],
 ) -> rx.Component:
-    """An assistant turn; `parts` for the live turn, whose settled head is a var of its
-    own and whose current round's cards travel in live slots (`each_card`). One list, so
-    a part moving from one var to the other keeps its place, and nothing is mounted
-    again."""
-    slotted = parts is not None
-    parts = message.parts if parts is None else parts
+    """An assistant turn, live or stored: both read the page's turn store
+    (docs/turns.md). While the conversation lists it as running, the status is the
+    stream's; once listed as ended, the list's. Its versions and their actions show
+    where the page offers them (`shows_versions`; `components/versions.py`)."""
+    labels = _labels(labels_var)
+    view = turn_view(message_id)
+    turn = view["turn"].to(dict)
+    parts = turn["parts"].to(list[dict[str, str]])
+    streamed = turn["status"].to(str)
+    status = rx.cond(
+        listed_status == "streaming", rx.cond(streamed != "", streamed, "streaming"), listed_status
+    )
+    goal = turn["goal"].to(str)
     return rx.el.div(
         # The "why" of the turn, above its tool groups: the goal the model chose.
         rx.cond(
-            message.goal != "",
+            goal != "",
             rx.el.div(
                 rx.icon("target", size=14, aria_hidden="true"),
-                rx.el.span(ChatState.t["ui.goal"], class_name="iu-goal-kicker"),
-                rx.el.span(message.goal, custom_attrs={"data-testid": "goal-line"}),
+                rx.el.span(labels["ui.goal"], class_name="iu-goal-kicker"),
+                rx.el.span(goal, custom_attrs={"data-testid": "goal-line"}),
                 class_name="iu-goal",
             ),
         ),
-        rx.cond(message.timeline, timeline(parts, ChatState.t, slotted)),
-        rx.foreach(parts, lambda part: _part(part, slotted)),
-        rx.cond(message.failure != "", _failure(message)),
+        rx.cond(turn["timeline"].to(bool), timeline(message_id, parts, labels["ui.timeline"])),
+        rx.foreach(
+            parts,
+            lambda part: rx.cond(
+                part["kind"] == "text",
+                reply_part(message_id=message_id, part_key=part["key"], key=part["key"]),
+                tool_group(
+                    message_id=message_id,
+                    part_key=part["key"],
+                    density=density,
+                    arguments_heading=labels["ui.arguments"],
+                    result_heading=labels["ui.result"],
+                    key=part["key"],
+                ),
+            ),
+        ),
+        rx.cond(turn["failure"].to(str) != "", _failure(labels, turn, offers_retry)),
         # A finished turn's actions; the live turn gets them when it ends.
-        rx.fragment() if slotted else _reply_actions(message),
+        rx.cond(
+            status != "streaming",
+            rx.el.div(
+                copy_reply_button(view["reply"].to(str)),
+                *reply_version_actions(labels, message_id, offers_regenerate, offers_continue),
+                rx.cond(
+                    shows_versions,
+                    version_switch(labels, version, versions, previous_version, next_version, idle),
+                ),
+                class_name="iu-reply-actions",
+            ),
+        ),
         class_name="iu-assistant",
         custom_attrs={
             "data-testid": "assistant-message",
-            "data-message-id": message.id,
-            "data-status": message.status,
-            "data-density": ChatState.density,
+            "data-message-id": message_id,
+            "data-status": status,
+            "data-density": density,
         },
     )
 
 
-def _reply_actions(message: ObjectVar[MessageVM]) -> rx.Component:
-    return rx.el.div(copy_reply_button(message.parts), class_name="iu-reply-actions")
-
-
-def _message(message: ObjectVar[MessageVM]) -> rx.Component:
+def message_item(
+    message: ObjectVar[MessageRow],
+    *,
+    density: rx.Var[str],
+    labels: rx.Var[dict[str, str]],
+    retry_id: rx.Var[str],
+    versions: VersionActions | None = None,
+) -> rx.Component:
+    """One listed message, of whichever page's state hands in its density, labels and
+    the turn offering Retry ("" for none), and when it may change the conversation, what
+    its messages' versions need (none: read-only)."""
+    offers = versions or _READ_ONLY
     return rx.cond(
         message.role == "user",
-        rx.el.div(message.text, class_name="iu-user", custom_attrs={"data-testid": "user-message"}),
-        _assistant(message),
+        user_message(message, _labels(labels), versions),
+        rx.cond(
+            message.role == "compaction",
+            compaction_divider(message_id=message.id, lines=message.text, labels=_labels(labels)),
+            assistant_turn(
+                message_id=message.id,
+                listed_status=message.status,
+                density=density,
+                labels_var=labels,
+                offers_retry=message.id == retry_id,
+                offers_regenerate=message.id == offers.regenerate_id,
+                offers_continue=message.id == offers.continue_id,
+                shows_versions=rx.Var.create(versions is not None),
+                idle=offers.idle,
+                version=message.version,
+                versions=message.versions,
+                previous_version=message.previous_version,
+                next_version=message.next_version,
+                key=message.id,
+            ),
+        ),
+    )
+
+
+def _labels(labels: rx.Var[dict[str, str]]) -> ObjectVar[dict[str, str]]:
+    """A memo's translated labels, as the object var they are."""
+    assert isinstance(labels, ObjectVar)  # a dict-typed var is one
+    return labels
+
+
+_READ_ONLY = VersionActions(
+    editing=rx.Var.create(""),
+    idle=rx.Var.create(False),
+    regenerate_id=rx.Var.create(""),
+    continue_id=rx.Var.create(""),
+)
+
+
+def _message(message: ObjectVar[MessageRow]) -> rx.Component:
+    return message_item(
+        message,
+        density=ChatState.density,
+        labels=ChatState.t,
+        retry_id=ChatState.retry_id,
+        versions=VersionActions(
+            editing=ChatState.editing,
+            idle=~ChatState.running,
+            regenerate_id=ChatState.regenerate_id,
+            continue_id=ChatState.continue_id,
+        ),
+    )
+
+
+def turn_ids(messages: rx.Var[list[MessageRow]]) -> rx.Var[str]:
+    """The open conversation's assistant turns, as the turn store's feed takes them."""
+    return rx.Var(
+        _js_expr=(f"{messages!s}.filter((m) => m.role === 'assistant').map((m) => m.id).join(',')"),
+        _var_type=str,
+        _var_data=messages._get_all_var_data(),
+    )
+
+
+def message_thread(
+    messages: rx.Var[list[MessageRow]],
+    item: Callable[[ObjectVar[MessageRow]], rx.Component],
+    feed: rx.Component,
+    *also: rx.Component,
+) -> rx.Component:
+    """A conversation's messages, each rendered by `item`, with the `TurnFeed` that fills
+    the page's turn store for them (and whatever else the page needs beside them)."""
+    return rx.el.div(
+        rx.el.div(rx.foreach(messages, item), feed, *also, class_name="iu-thread"),
+        id="iu-messages",
+        class_name="iu-messages",
     )
 
 
 def message_list() -> rx.Component:
-    return rx.el.div(
-        rx.el.div(
-            rx.foreach(ChatState.messages, _message),
-            live_title_feed(),
-            rx.cond(
-                LiveState.live_active,
-                _assistant(LiveState.live, LiveState.live_head + LiveState.live.parts),
-            ),
-            class_name="iu-thread",
+    return message_thread(
+        ChatState.messages,
+        _message,
+        TurnFeed.create(
+            conversation=ChatState.conversation_id,
+            token=ChatState.stream_token,
+            lang=ChatState.lang,
+            ids=turn_ids(ChatState.messages),
+            live=ChatState.live_id,
+            on_expired=ChatState.renew_stream_token,
+            # The owner's page: its turns' approvals and questions take answers here.
+            decide=True,
         ),
-        id="iu-messages",
-        class_name="iu-messages",
     )
 
 
@@ -397,6 +587,7 @@ def chat_page() -> rx.Component:
     return rx.el.div(
         ThemeFollower.create(theme=ChatState.theme),
         rx.el.link(rel="stylesheet", href="/everyday.css"),
+        rx.el.link(rel="stylesheet", href="/pauses.css"),
         copy_labels(ChatState.t),
         shortcuts_dialog(ChatState.t),
         sidebar(),
@@ -416,11 +607,7 @@ def chat_page() -> rx.Component:
                 ),
             ),
             composer(),
-            rx.el.div(
-                LiveState.announcement,
-                class_name="iu-sr-only",
-                custom_attrs={"aria-live": "polite", "data-testid": "live-region"},
-            ),
+            live_region(message_id=ChatState.announced_id),
             class_name="iu-main",
         ),
         class_name="iu-shell",

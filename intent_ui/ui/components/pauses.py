@@ -1,0 +1,265 @@
+"""What a card shows while its call waits for the reader: an approval or a question.
+
+Part of the card memo (`components/tool_call.py`), reading the records the turn store
+holds under `approval:{call_id}` and `question:{call_id}` (`core/pause_cards.py`) through
+the card's hook (`assets/turn_views.js`). Their `data-testid` names are the browser
+contract (`approval-*`, `question-*`).
+
+An approval leads with the intent ("Approve: Deleting the staging migrations"), then the
+tool and its server, then the exact arguments its tool will receive (fetched with the
+card's detail, for the owner only). Each button names its scope in words. Deny sends the
+optional reason, which the model reads; Edit opens the arguments (intent included) to
+rewrite before approving. A question shows its text, a button per offered answer and a
+box for any other. Answers go to the chat state (`decide_approval`, `answer_question`),
+which checks the owner and hands them to the running turn; the first answer from any of
+the owner's tabs wins, and every tab then shows the settled card ("Approved by you ·
+once"). A shared page shows the same cards without the buttons.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import reflex as rx
+from reflex.vars import ObjectVar
+
+from intent_ui.ui.components.turn_hooks import js_call, store_function
+
+__all__ = ["pause_block"]
+
+
+def _field(prefix: str, call_id: rx.Var[str]) -> rx.Var[str]:
+    """The id of one of the card's fields (unique per call on the page)."""
+    return (rx.Var.create(prefix) + call_id.to(str)).to(str)
+
+
+def _value_of(field_id: rx.Var[str]) -> rx.Var[str]:
+    """What the field holds when its button is pressed (read in the page)."""
+    return store_function("fieldValue").call(field_id).to(str)
+
+
+def _decide(
+    message_id: rx.Var[str],
+    call_id: rx.Var[str],
+    decision: str,
+    reason: str | rx.Var[str] = "",
+    arguments: str | rx.Var[str] = "",
+) -> Any:
+    from intent_ui.ui.chat_state import ChatState
+
+    # Reflex's stubs type event calls of up to four arguments; the handler takes five.
+    return ChatState.decide_approval(  # type: ignore[call-overload]
+        message_id, call_id, decision, reason, arguments
+    )
+
+
+def _button(text: rx.Var[str], testid: str, on_click: Any, primary: bool = False) -> rx.Component:
+    return rx.el.button(
+        text,
+        type="button",
+        class_name="iu-btn iu-btn-primary" if primary else "iu-btn",
+        on_click=on_click,
+        custom_attrs={"data-testid": testid},
+    )
+
+
+def _approval(
+    message_id: rx.Var[str], call_id: rx.Var[str], view: ObjectVar[dict[str, Any]]
+) -> rx.Component:
+    approval = view["approval"].to(dict)
+    detail = view["detail"].to(dict)
+    state = approval["state"].to(str)
+    prompt = approval["prompt"].to(str)
+    title = approval["title"].to(str)
+    reason_id = _field("iu-reason-", call_id)
+    edit_id = _field("iu-edit-", call_id)
+    editable = detail["editable"].to(str)
+    actions = rx.el.div(
+        rx.el.div(
+            rx.el.span(approval["arguments"].to(str), class_name="iu-pause-heading"),
+            rx.el.pre(
+                detail["tool_arguments"].to(str),
+                tab_index=0,
+                custom_attrs={"data-testid": "approval-arguments"},
+            ),
+            class_name="iu-approval-args",
+        ),
+        rx.el.div(
+            _button(
+                approval["approve"].to(str),
+                "approval-approve",
+                _decide(message_id, call_id, "once"),
+                primary=True,
+            ),
+            _button(
+                approval["always_conversation"].to(str),
+                "approval-always-conversation",
+                _decide(message_id, call_id, "conversation"),
+            ),
+            rx.cond(
+                approval["agent_scope"].to(bool),
+                _button(
+                    approval["always_agent"].to(str),
+                    "approval-always-agent",
+                    _decide(message_id, call_id, "agent"),
+                ),
+            ),
+            _button(
+                approval["edit"].to(str),
+                "approval-edit",
+                js_call("toggleEdit", message_id, call_id),
+            ),
+            class_name="iu-pause-actions",
+        ),
+        rx.cond(
+            view["editing"].to(bool) & (editable != ""),
+            rx.el.div(
+                rx.el.textarea(
+                    default_value=editable,
+                    id=edit_id,
+                    rows=8,
+                    spell_check=False,
+                    class_name="iu-approval-edit",
+                    custom_attrs={
+                        "data-testid": "approval-edit-arguments",
+                        "aria-label": approval["edit"].to(str),
+                    },
+                ),
+                _button(
+                    approval["edit_submit"].to(str),
+                    "approval-edit-submit",
+                    _decide(message_id, call_id, "once", arguments=_value_of(edit_id)),
+                    primary=True,
+                ),
+                class_name="iu-pause-editor",
+            ),
+        ),
+        rx.el.div(
+            rx.el.input(
+                id=reason_id,
+                type="text",
+                placeholder=approval["reason"].to(str),
+                class_name="iu-pause-input",
+                custom_attrs={
+                    "data-testid": "approval-reason",
+                    "aria-label": approval["reason"].to(str),
+                },
+            ),
+            _button(
+                approval["deny"].to(str),
+                "approval-deny",
+                _decide(message_id, call_id, "deny", reason=_value_of(reason_id)),
+            ),
+            class_name="iu-pause-actions",
+        ),
+        class_name="iu-pause-body",
+    )
+    return rx.el.div(
+        rx.el.p(
+            prompt,
+            title=rx.cond(title != "", title, prompt),
+            class_name="iu-pause-lead",
+            custom_attrs={"data-testid": "approval-intent"},
+        ),
+        rx.el.p(approval["tool"].to(str), class_name="iu-pause-tool"),
+        rx.cond(
+            state == "waiting",
+            rx.cond(
+                view["canDecide"].to(bool),
+                actions,
+                rx.el.p(approval["waiting"].to(str), class_name="iu-pause-note"),
+            ),
+        ),
+        rx.cond(
+            approval["decision"].to(str) != "",
+            rx.el.p(
+                approval["decision"].to(str),
+                class_name="iu-pause-decision",
+                custom_attrs={"data-testid": "approval-decision"},
+            ),
+        ),
+        role="group",
+        class_name="iu-pause iu-approval",
+        custom_attrs={
+            "data-testid": "approval-card",
+            "data-state": state,
+            "aria-label": prompt,
+        },
+    )
+
+
+def _question(
+    message_id: rx.Var[str], call_id: rx.Var[str], view: ObjectVar[dict[str, Any]]
+) -> rx.Component:
+    from intent_ui.ui.chat_state import ChatState
+
+    question = view["question"].to(dict)
+    state = question["state"].to(str)
+    text = question["question"].to(str)
+    answer_id = _field("iu-answer-", call_id)
+    answering = rx.el.div(
+        rx.el.div(
+            rx.foreach(
+                question["choices"].to(list[str]),
+                lambda choice: rx.el.button(
+                    choice,
+                    type="button",
+                    class_name="iu-btn",
+                    on_click=ChatState.answer_question(message_id, call_id, choice),
+                    custom_attrs={"data-testid": "question-choice"},
+                ),
+            ),
+            class_name="iu-pause-actions",
+        ),
+        rx.el.div(
+            rx.el.input(
+                id=answer_id,
+                type="text",
+                placeholder=question["placeholder"].to(str),
+                class_name="iu-pause-input",
+                custom_attrs={
+                    "data-testid": "question-answer",
+                    "aria-label": question["placeholder"].to(str),
+                },
+            ),
+            _button(
+                question["submit"].to(str),
+                "question-submit",
+                ChatState.answer_question(message_id, call_id, _value_of(answer_id)),
+                primary=True,
+            ),
+            class_name="iu-pause-actions",
+        ),
+        class_name="iu-pause-body",
+    )
+    return rx.el.div(
+        rx.el.p(text, class_name="iu-pause-lead", custom_attrs={"data-testid": "question-text"}),
+        rx.cond((state == "waiting") & view["canDecide"].to(bool), answering),
+        rx.cond(
+            question["answered"].to(str) != "",
+            rx.el.p(
+                question["answered"].to(str),
+                class_name="iu-pause-decision",
+                custom_attrs={"data-testid": "question-answered"},
+            ),
+        ),
+        role="group",
+        class_name="iu-pause iu-question",
+        custom_attrs={"data-testid": "question-card", "data-state": state, "aria-label": text},
+    )
+
+
+def pause_block(
+    message_id: rx.Var[str], call_id: rx.Var[str], view: ObjectVar[dict[str, Any]]
+) -> rx.Component:
+    """The call's approval or question, when it has one (inside the card memo)."""
+    return rx.fragment(
+        rx.cond(
+            view["approval"].to(dict)["state"].to(str) != "",
+            _approval(message_id, call_id, view),
+        ),
+        rx.cond(
+            view["question"].to(dict)["state"].to(str) != "",
+            _question(message_id, call_id, view),
+        ),
+    )
