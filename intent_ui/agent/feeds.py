@@ -235,11 +235,15 @@ class PatchFeed:
         while after_id == self.last_id and not self.done:
             await self._changed.wait()
 
-    async def subscribe(self, last_id: str | None = None) -> AsyncIterator[bytes]:
+    async def subscribe(
+        self, last_id: str | None = None, idle_s: float | None = None
+    ) -> AsyncIterator[bytes]:
         """The frames after `last_id` (a snapshot when the buffer cannot say), then each
         new frame as it is made, as SSE bytes; then `END_EVENT`. Everything available at
         once is one chunk, so a slow reader catches up in one write; one that fell out of
-        the buffer meanwhile gets a snapshot."""
+        the buffer meanwhile gets a snapshot. With `idle_s`, an empty chunk after that
+        long without a frame, so the reader can write a keep-alive or check who may
+        still read, without a task of its own per frame."""
         cursor = last_id
         while True:
             index = self._index_after(cursor)
@@ -255,7 +259,14 @@ class PatchFeed:
                 return
             if chunk:
                 yield chunk
-            await self.wait(cursor)
+            if idle_s is None:
+                await self.wait(cursor)
+                continue
+            try:
+                async with asyncio.timeout(idle_s):
+                    await self.wait(cursor)
+            except TimeoutError:
+                yield b""
 
 
 class TurnFeeds:

@@ -164,7 +164,9 @@ async def stream_turn(request: Request) -> Response:
     last_id = request.headers.get("last-event-id") or request.query_params.get("from") or None
     session = await host.live.get(message_id)
     body = (
-        session.subscribe(lang, last_id)
+        session.feed(lang).subscribe(
+            last_id, idle_s=KEEPALIVE_S if not isinstance(grant, ShareGrant) else SHARE_RECHECK_S
+        )
         if session is not None
         else _stored_stream(host, message_id, lang)
     )
@@ -266,48 +268,32 @@ def turn_routes_app() -> Starlette:
 # --- streaming ------------------------------------------------------------------------------
 
 
-async def _next(chunks: AsyncIterator[bytes]) -> bytes | None:
-    try:
-        return await anext(chunks)
-    except StopAsyncIteration:
-        return None
-
-
 async def _event_stream(
     body: AsyncIterator[bytes], still_shared: Callable[[], Awaitable[bool]] | None
 ) -> AsyncIterator[bytes]:
     """`body` as the stream's bytes: `retry` first, a keep-alive comment when it has been
     quiet for `KEEPALIVE_S`, and (through a share link) `event: revoked` once the link no
-    longer shares. Waits for `body` in a task of its own, so neither check waits on it."""
+    longer shares, checked at most every `SHARE_RECHECK_S`. A live turn's body says when
+    it was idle with an empty chunk (`PatchFeed.subscribe`), so a page costs the writing
+    of its bytes and no task or timer per frame."""
     loop = asyncio.get_running_loop()
     yield _RETRY
-    written = loop.time()
-    pending: asyncio.Task[bytes | None] | None = None
+    written = checked = loop.time()
     try:
-        while True:
-            if pending is None:
-                pending = asyncio.ensure_future(_next(body))
-            timeout = max(written + KEEPALIVE_S - loop.time(), 0.0)
-            if still_shared is not None:
-                timeout = min(timeout, SHARE_RECHECK_S)
-            done, _ = await asyncio.wait({pending}, timeout=timeout)
-            if done:
-                chunk, pending = pending.result(), None
-                if chunk is None:
+        async for chunk in body:
+            now = loop.time()
+            if still_shared is not None and now - checked >= SHARE_RECHECK_S:
+                checked = now
+                if not await still_shared():
+                    yield _REVOKED
                     return
+            if chunk:
                 yield chunk
-                written = loop.time()
-                continue
-            if still_shared is not None and not await still_shared():
-                yield _REVOKED
-                return
-            if loop.time() - written >= KEEPALIVE_S:
+                written = now
+            elif now - written >= KEEPALIVE_S:
                 yield _KEEPALIVE
-                written = loop.time()
+                written = now
     finally:
-        if pending is not None:
-            pending.cancel()
-            await asyncio.wait({pending})
         closer = getattr(body, "aclose", None)
         if closer is not None:
             with contextlib.suppress(RuntimeError):
