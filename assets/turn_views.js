@@ -34,6 +34,11 @@ const NO_QUESTION = Object.freeze({
   state: "", question: "", choices: [], answer: "", answered: "", placeholder: "", submit: "",
 });
 const NO_CARDS = Object.freeze([]);
+// A call with no child turn: `name` "" renders no ticker.
+const NO_TICKER = Object.freeze({
+  name: "", latest: "", calls: "", model: "", live: false, waiting: [],
+  started_at: "", settled_at: "", elapsed: "", ticking: false,
+});
 
 const cardOpenKey = (messageId, callId) => `${messageId}:call:${callId}`;
 const editKey = (messageId, callId) => `${messageId}:edit:${callId}`;
@@ -88,6 +93,13 @@ export function useCallView(messageId, callId) {
   const detail = found && !found.loading && !found.error ? { ...NO_DETAIL, ...found } : NO_DETAIL;
   const waiting = approval.state === "waiting" || question.state === "waiting";
   return { card, title, expanded, detail, approval, question, canDecide, editing, waiting };
+}
+
+// A subagent call's child turn: its ticker line and its calls (each a card of its own).
+export function useSubagentView(messageId, callId) {
+  const ticker = useTurnEntry(messageId, `ticker:${callId}`) ?? NO_TICKER;
+  const children = useTurnEntry(messageId, `children:${callId}`) ?? NO_CARDS;
+  return { ticker, children };
 }
 
 export function useMarkView(messageId, callId) {

@@ -274,6 +274,11 @@ class SandboxConfig(_Section):
     """Processes and threads running at once in one sandbox."""
     output_kb: int = Field(default=64, ge=1)
     """Output (stdout and stderr) one run may print before it is stopped."""
+    write_workspace: bool = False
+    """On: the sandbox sees the workspace writable (the app's own files in it stay
+    read-only), so `bash_tool` and programs change files there; each such call takes a
+    checkpoint (docs/rewind.md). Refused, with a warning, for a workspace holding the
+    app's checkout. Off: the workspace is read-only in the sandbox."""
 
 
 class AuthConfig(_Section):

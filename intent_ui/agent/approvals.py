@@ -106,6 +106,8 @@ class Approvals:
     allowed: set[str] = field(default_factory=set)
     agent_scope: bool = False
     remember: Remember | None = None
+    asked: set[str] = field(default_factory=set)
+    """Calls already asked about before a restart: their wait emits no second request."""
     _waiting: dict[str, _Waiting] = field(default_factory=dict)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -120,11 +122,14 @@ class Approvals:
         """Wait for the decision: the arguments to run with, or the denial's result."""
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._waiting[call.call_id] = _Waiting(call, tool.tool_id, future)
-        self.emit(
-            ApprovalRequested(
-                self.next_seq(), call.call_id, tool.tool_id, agent_scope=self.agent_scope
+        if call.call_id in self.asked:
+            self.asked.discard(call.call_id)
+        else:
+            self.emit(
+                ApprovalRequested(
+                    self.next_seq(), call.call_id, tool.tool_id, agent_scope=self.agent_scope
+                )
             )
-        )
         try:
             decision = await future
         finally:

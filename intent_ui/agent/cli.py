@@ -1,5 +1,5 @@
 """`python -m intent_ui run "message"`: one agent turn in the terminal (and `users`, see
-`intent_ui.users_cli`).
+`intent_ui.users_cli`, and `rewind`, see `intent_ui.rewind_cli`).
 
 Without `--json` the turn is shown live: on a terminal each card's label updates in place
 (rich's live display: the group header above its cards, a spinner while a call is live,
@@ -61,6 +61,7 @@ from intent_ui.core.sanitize import sanitize_label, truncate_label
 from intent_ui.core.states import FINAL_STATES, FinalState
 from intent_ui.core.text import scrub_surrogates, terminal_text
 from intent_ui.core.turn import TurnView
+from intent_ui.rewind_cli import add_rewind_command, run_rewind_command
 from intent_ui.users_cli import add_users_command, run_users_command
 
 if TYPE_CHECKING:
@@ -127,6 +128,7 @@ def _parser() -> argparse.ArgumentParser:
         "--deny-all", action="store_true", help="deny every call that asks first (for CI)"
     )
     add_users_command(commands)
+    add_rewind_command(commands)
     return parser
 
 
@@ -144,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     if args.command == "users":
         return run_users_command(args)
+    if args.command == "rewind":
+        return run_rewind_command(args)
     if args.command == "run":
         # An argument that is not valid UTF-8 arrives with lone surrogates (Python's
         # surrogateescape); the request body could not carry them.
@@ -335,6 +339,12 @@ def event_record(view: TurnView, event: TurnEvent, lang: str = "en") -> dict[str
             record.update(tool=call.tool, state=call.state, label=view.card_label(call_id, lang))
             group = call.group
             record["block"] = group
+            if call.parent is not None:
+                # A subagent's call: its block is the child's round; the header on screen
+                # is the group of the call it ran in.
+                record["parent"] = call.parent
+                top = view.call(call.parent)
+                group = top.group if top is not None else None
     if isinstance(event, ActivityLabel):
         group = event.block
         record["block"] = group

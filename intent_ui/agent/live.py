@@ -4,7 +4,9 @@ A page asks for a turn by message or by conversation. `LiveTurns` answers with t
 process's `TurnSession` when it runs the turn, and, when the process is one worker of a
 cluster (`intent_ui.agent.cluster`), with the `RemoteTurn` that follows the turn here when
 another worker runs it. Both have the small interface of `LiveTurn`, all a page uses.
-Without a cluster every answer is the sessions' own.
+Without a cluster every answer is the sessions' own. A decision or an answer for a
+waiting call goes through `decide` and `answer` here: at once to this process's session,
+else to the worker running the turn, which says whether it was taken.
 """
 
 from __future__ import annotations
@@ -12,14 +14,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Protocol
 
+from intent_ui.agent.approvals import Decision, Verdict
+from intent_ui.agent.cluster.remote import RemoteTurn
 from intent_ui.agent.feeds import PatchFeed
-from intent_ui.agent.session import TurnSessions
+from intent_ui.agent.session import TurnSession, TurnSessions
 from intent_ui.core.turn import TurnView
 
 if TYPE_CHECKING:
     from intent_ui.agent.cluster import Cluster
 
-__all__ = ["LiveTurn", "LiveTurns"]
+__all__ = ["LiveTurn", "LiveTurns", "answer", "decide"]
+
+_NOT_RUNNING = Verdict(False, "This turn is not running.", stale=True)
 
 
 class LiveTurn(Protocol):
@@ -89,3 +95,17 @@ class LiveTurns:
         if session is not None or self.cluster is None:
             return session
         return await self.cluster.running_elsewhere(conversation_id)
+
+
+async def decide(turn: LiveTurn, call_id: str, decision: Decision) -> Verdict:
+    """A decision on the turn's waiting call `call_id`; the first one wins."""
+    if isinstance(turn, TurnSession):
+        return _NOT_RUNNING if turn.pauses is None else turn.pauses.decide(call_id, decision)
+    return await turn.decide(call_id, decision) if isinstance(turn, RemoteTurn) else _NOT_RUNNING
+
+
+async def answer(turn: LiveTurn, call_id: str, text: str, by: str = "user") -> Verdict:
+    """An answer to the turn's waiting question `call_id`; the first one wins."""
+    if isinstance(turn, TurnSession):
+        return _NOT_RUNNING if turn.pauses is None else turn.pauses.answer(call_id, text, by)
+    return await turn.answer(call_id, text, by) if isinstance(turn, RemoteTurn) else _NOT_RUNNING

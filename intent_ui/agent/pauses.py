@@ -16,6 +16,13 @@ Decisions and answers arrive through `decide` and `answer`, from the turn's sess
 builds the `Pauses` with what it knows about the conversation and the agent
 (`PausePolicy`) and hands it to the run, so it can reach it while the turn runs.
 
+A subagent's child turn has its own `Pauses`, adopted by the parent's while the child
+runs (`adopt`): the child's calls are known in the parent turn under the parent call's
+id and a tilde, so a decision or an answer for one of them reaches the child.
+
+A turn resumed after a restart (`agent/resume.py`) builds its `Pauses` with the calls it
+already asked about (`asked`): they wait again without a second request in the log.
+
 A call from code (`run_tools_with_code`) cannot wait for a person: a tool that would ask
 first is refused there, saying to call it directly (`code_refusal`).
 """
@@ -23,7 +30,7 @@ first is refused there, saying to call it directly (`code_refusal`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,8 +95,11 @@ def pause_policy(
 class Pauses:
     """One turn's approvals and questions (module docstring)."""
 
-    def __init__(self, policy: PausePolicy | None = None) -> None:
+    def __init__(self, policy: PausePolicy | None = None, asked: Collection[str] = ()) -> None:
         self.policy = policy or PausePolicy()
+        self._asked = frozenset(asked)
+        """Calls whose request the log already holds (a turn resumed after a restart):
+        they wait again without asking again."""
         self._options: ToolOptions = {}
         self._approvals: Approvals | None = None
         self._questions: Questions | None = None
@@ -97,6 +107,7 @@ class Pauses:
         self._settle_as: SettleAs | None = None
         self.abandoned = False
         """Set when the process stops while the turn waits for the user (`abandon`)."""
+        self._children: dict[str, Pauses] = {}
 
     def bind(
         self,
@@ -114,8 +125,9 @@ class Pauses:
             allowed=set(self.policy.allowed),
             agent_scope=self.policy.agent_scope,
             remember=self.policy.remember,
+            asked=set(self._asked),
         )
-        self._questions = Questions(emit, next_seq)
+        self._questions = Questions(emit, next_seq, asked=set(self._asked))
         self._settle, self._settle_as = settle, settle_as
         return self
 
@@ -161,19 +173,46 @@ class Pauses:
         """The ids of the calls waiting for a decision or an answer."""
         if self._approvals is None or self._questions is None:
             return ()
-        return (*self._approvals.waiting, *self._questions.waiting)
+        children = (
+            prefix + call_id
+            for prefix, child in self._children.items()
+            for call_id in child.waiting
+        )
+        return (*self._approvals.waiting, *self._questions.waiting, *children)
 
     def decide(self, call_id: str, decision: Decision) -> Verdict:
         """A decision on a waiting call; the first one wins."""
+        child, child_id = self._child(call_id)
+        if child is not None:
+            return child.decide(child_id, decision)
         if self._approvals is None:
             return _NOT_RUNNING
         return self._approvals.decide(call_id, decision)
 
     def answer(self, call_id: str, text: str, by: str = "user") -> Verdict:
         """An answer to a waiting question; the first one wins."""
+        child, child_id = self._child(call_id)
+        if child is not None:
+            return child.answer(child_id, text, by)
         if self._questions is None:
             return _NOT_RUNNING
         return self._questions.answer(call_id, text, by)
+
+    def adopt(self, prefix: str, child: Pauses) -> Callable[[], None]:
+        """Route the decisions and answers of ids starting with `prefix` to a child turn's
+        pauses, until the returned function is called (the child ended)."""
+        self._children[prefix] = child
+
+        def release() -> None:
+            self._children.pop(prefix, None)
+
+        return release
+
+    def _child(self, call_id: str) -> tuple[Pauses | None, str]:
+        for prefix, child in self._children.items():
+            if call_id.startswith(prefix):
+                return child, call_id[len(prefix) :]
+        return None, call_id
 
     def abandon(self) -> None:
         """The process is stopping while the turn waits for the user: its end says so."""

@@ -35,6 +35,8 @@ class Questions:
 
     emit: Callable[[TurnEvent], None]
     next_seq: Callable[[], int]
+    asked: set[str] = field(default_factory=set)
+    """Calls whose question was asked before a restart: they wait without asking again."""
     _waiting: dict[str, asyncio.Future[str]] = field(default_factory=dict)
 
     @property
@@ -58,14 +60,17 @@ class Questions:
         )
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._waiting[call.call_id] = future
-        self.emit(
-            QuestionAsked(
-                self.next_seq(),
-                call.call_id,
-                question.strip()[:MAX_QUESTION_CHARS],
-                choices=choices or None,
+        if call.call_id in self.asked:
+            self.asked.discard(call.call_id)
+        else:
+            self.emit(
+                QuestionAsked(
+                    self.next_seq(),
+                    call.call_id,
+                    question.strip()[:MAX_QUESTION_CHARS],
+                    choices=choices or None,
+                )
             )
-        )
         try:
             answer = await future
         finally:

@@ -21,7 +21,10 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
   `run_in_background` too when that capability is on): no tool sees a parameter it did not
   declare. A business `intent` of a tool without a label passes through untouched.
 - A call that must wait for a person (an approval, `ask_user_question`) waits in the
-  turn's `Pauses` before it runs (`pauses.py`), outside its timeout.
+  turn's `Pauses` before it runs (`pauses.py`), outside its timeout. Given `resume` (a
+  `core.resume.ResumePoint`: the turn waited when its server stopped), the turn starts
+  at that round instead of the user's words: its settled calls as they ended, its
+  waiting calls admitted again (`resume.py` starts such turns).
 - Every foreground call is bounded by `tool_timeout` (the `tool_timeout_s` setting): past
   it the call settles as `error` and its task is cancelled. A tool blocked in a worker
   thread cannot be killed (Python has no way to), so the thread is abandoned (see
@@ -45,15 +48,25 @@ How a turn goes (all pinned by `tests/unit/test_run_loop.py`):
   choose again. A call to a tool outside the chosen goal (or before any goal) is refused
   with an error result naming what to do instead. With `scopes`, the choice's result also
   lists the scopes serving the goal (the material it works on).
+- A `subagent` call runs a child turn inside the call (`subagents.py`): its events join
+  this turn's, under the call. A self-spawned child (`inherited`) gets this turn's
+  shaped tools with the labels and background flags stripped.
 - A code-only tool (`allowed_callers`) is never offered, and a direct call to one is
   refused; `run_tools_with_code` runs bound to the turn's code bridge, whose inner calls
   are unlabelled and emit no events (`code_calls.py`).
+- With `checkpoints`, a call of a tool that changes the workspace runs inside its
+  checkpoint: what it may change is scanned before and after, and what changed is
+  recorded for a rewind (`checkpoints.py`, docs/rewind.md).
 - With a `Summarizer`, each group of two or more calls (the groups with a header)
   gets a summary once all its calls settled, computed concurrently with the next
   round and emitted before `TurnDone`.
 
-`{{toolNturnM}}` output references are not implemented, so nothing is ever substituted
-into an intent (docs/capabilities.md, Output references).
+- Output references: each call's raw output is kept (up to ~400 KB) under
+  `tool<i>turn<n>` (its place in the turn's `n`-th response). A `{{tool<i>turn<n>}}` in a
+  later call's string arguments is filled in just before that call runs, after its label
+  is stripped, so never into an intent; what is streamed, stored and read back keeps the
+  placeholder, and a filled-in output written back into the call's outcome or error
+  becomes its placeholder again (docs/capabilities.md, Output references).
 """
 
 from __future__ import annotations
@@ -63,7 +76,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from intent_ui.agent.activity import Summarizer, SummaryEntry
 from intent_ui.agent.code_calls import CodeCalls
@@ -80,11 +93,12 @@ from intent_ui.agent.providers.base import (
 )
 from intent_ui.agent.providers.errors import failure_kind
 from intent_ui.agent.request_cache import RequestCache
+from intent_ui.agent.subagents import Subagents
 from intent_ui.agent.tool_search import TOOL_SEARCH_NAME, ToolSearch
 from intent_ui.agent.tools.base import Tool, ToolResult
 from intent_ui.agent.tools.registry import ToolIndex
 from intent_ui.config import DEFAULT_TOOL_TIMEOUT_S
-from intent_ui.core.capabilities import apply_capabilities
+from intent_ui.core.capabilities import apply_capabilities, inherit_for_self_spawn
 from intent_ui.core.capabilities.background import (
     CHECK_BACKGROUND_TASK_NAME,
     RUN_IN_BACKGROUND_CAPABILITY,
@@ -96,6 +110,12 @@ from intent_ui.core.capabilities.intent import (
     read_intent,
     remove_intent_param,
     strip_intent,
+)
+from intent_ui.core.capabilities.output_references import (
+    REFERENCE_NOTE_MIN_CHARS,
+    OutputReferences,
+    reference_key,
+    reference_note,
 )
 from intent_ui.core.capabilities.selection import canonical_tool_options
 from intent_ui.core.capabilities.strict import to_strict_tool
@@ -124,8 +144,12 @@ from intent_ui.core.registry import (
     ScopeRegistry,
     tools_for_goal,
 )
+from intent_ui.core.resume import ResumePoint
 from intent_ui.core.states import FinalState
 from intent_ui.core.text import scrub_decoded, scrub_fields
+
+if TYPE_CHECKING:
+    from intent_ui.agent.checkpoints import TurnCheckpoints
 
 __all__ = [
     "BACKGROUND_TIMEOUT_ERROR",
@@ -162,6 +186,10 @@ class _Call:
     final_result: ToolResult | None = None
     settlement: CallSettled | None = None
     """The call's settlement as the log stores it: what the history sends back."""
+    reference: str = ""
+    """Its output reference key (`tool<i>turn<n>`)."""
+    references_used: tuple[str, ...] = ()
+    """The output references substituted into its arguments."""
 
     @property
     def arguments(self) -> str:
@@ -175,6 +203,7 @@ class _Call:
 class _Round:
     """What one provider response produced."""
 
+    index: int = 0
     group: int | None = None
     calls: list[_Call] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
@@ -210,6 +239,10 @@ class TurnRun:
         scopes: ScopeRegistry | None = None,
         request_cache: RequestCache | None = None,
         pauses: Pauses | None = None,
+        subagents: Subagents | None = None,
+        inherited: bool = False,
+        checkpoints: TurnCheckpoints | None = None,
+        resume: ResumePoint | None = None,
     ) -> None:
         self._provider = provider
         self._model = model
@@ -249,6 +282,15 @@ class TurnRun:
             capabilities=self._capabilities,
             tool_ids=tool_ids,
             strict=strict,
+        )
+        if inherited:
+            shaped = inherit_for_self_spawn(shaped)
+            capabilities = self._capabilities = self._capabilities - {
+                TOOL_INTENTS_CAPABILITY,
+                RUN_IN_BACKGROUND_CAPABILITY,
+            }
+        self._subagents = (
+            None if subagents is None else subagents.attach(self._emit, self._next_seq, self.pauses)
         )
         # Code-only tools stay out of what the model is offered; the runner calls them.
         self._code = CodeCalls(
@@ -335,6 +377,10 @@ class TurnRun:
         self._stop_requested = False
         self._closing = False
         self._background_on = RUN_IN_BACKGROUND_CAPABILITY in self._capabilities
+        self._references = OutputReferences()
+        self._round_count = 0
+        self._resume = resume
+        self._checkpoints = checkpoints
 
     # --- public ---------------------------------------------------------------------------
 
@@ -407,10 +453,16 @@ class TurnRun:
         return asyncio.create_task(watch())
 
     async def _rounds(self) -> tuple[str, str | None]:
-        user = {"role": "user", "content": self._user_message}
-        self.new_messages.append(user)
-        for _ in range(self._max_rounds):
-            rnd = _Round()
+        if self._resume is None:
+            self.new_messages.append({"role": "user", "content": self._user_message})
+        else:
+            rnd = self._round = self._resumed_round(self._resume)
+            self._settle_unfinished(rnd, "error", None)
+            await self._await_round(rnd)
+            self._record_round(rnd)
+        while self._round_count < self._max_rounds:
+            rnd = _Round(index=self._round_count)
+            self._round_count += 1
             self._round = rnd
             failure = await self._stream_round(rnd)
             if failure is not None:
@@ -468,6 +520,37 @@ class TurnRun:
                     await closer()
         return None
 
+    def _resumed_round(self, point: ResumePoint) -> _Round:
+        """The round that waited for the user when the server stopped (`core.resume`): its
+        settled calls as they ended, its waiting ones run again from their admission,
+        where they wait without asking twice."""
+        rnd = _Round(index=point.round_index, group=point.group, text=[point.text])
+        self._round_count, self._group_count = point.round_index + 1, point.group + 1
+        self._groups[point.group] = rnd.calls
+        for key, output in point.outputs.items():
+            self._references.record(key, output)
+        for call_id, name, group in point.earlier:
+            self._calls[call_id] = _Call(call_id, name, None, group, False, final_state="settled")
+        for index, done in enumerate(point.calls):
+            tool = self._tools.get(done.name) or self._index.resolve(done.name)
+            call = _Call(done.call_id, done.name, tool, point.group, done.carries_intent)
+            call.chunks, call.ended = [done.arguments], True
+            call.reference = reference_key(index, point.round_index)
+            self._calls[call.call_id] = call
+            rnd.calls.append(call)
+            if done.state is None:
+                call.args, call.args_problem = _parse_args(call.name, done.arguments)
+                if call.args is not None:
+                    call.task = asyncio.create_task(self._execute(call))
+                continue
+            call.final_state = done.state
+            result = done.output or done.error or ""
+            call.final_result = ToolResult(result, done.state != "settled")
+            call.settlement = CallSettled(
+                0, call.call_id, done.state, output=done.output, error=done.error
+            )
+        return rnd
+
     def _begin(self, rnd: _Round, event: ToolCallBegin) -> None:
         # A repeated id (some servers number calls afresh each response) is another call:
         # it gets its own id and card, and the id's later events go to it, never merged
@@ -486,6 +569,7 @@ class TurnRun:
             tool=tool,
             group=rnd.group,
             carries_intent=event.name in self.intent_tool_names,
+            reference=reference_key(len(rnd.calls), rnd.index),
         )
         self._calls[call.call_id] = call
         self._groups[rnd.group].append(call)
@@ -555,6 +639,10 @@ class TurnRun:
             self._settle(call, refused)
             return
         tool = self._code.bind(tool)
+        timeout: float | None = self._tool_timeout
+        if self._subagents is not None:
+            tool = self._subagents.bind(tool, call.call_id)
+            timeout = self._subagents.timeout(tool, timeout)
         if (args := await self.pauses.admit(call, tool, args)) is None:
             return  # the user denied it, or answered its question: settled
         if call.carries_intent:
@@ -565,10 +653,13 @@ class TurnRun:
             args = strip_run_in_background_arg(args)
         if not isinstance(args, dict):
             args = dict(args) if isinstance(args, Mapping) else {}
+        # After the label is stripped: a placeholder in the intent stays literal, while a
+        # tool's own `intent` parameter is filled like any other string.
+        args, call.references_used = self._references.substitute(args, label_bearing=False)
         if background:
             self._dispatch_background(call, tool, args)
             return
-        self._settle(call, await _invoke(tool, call.name, args, timeout=self._tool_timeout))
+        self._settle(call, await self._run_tool(call, tool, args, timeout))
 
     def _select_goal(self, call_id: str, args: Any) -> ToolResult:
         """The host side of `select_intent`: record the goal and narrow the offered tools."""
@@ -689,13 +780,26 @@ class TurnRun:
         self._emit(CallBackgrounded(self._next_seq(), call.call_id))
 
         async def harvest() -> None:
-            self._settle(call, await _invoke(tool, call.name, args))
+            self._settle(call, await self._run_tool(call, tool, args, None))
 
         self._background[call.call_id] = asyncio.create_task(harvest())
+
+    async def _run_tool(
+        self, call: _Call, tool: Tool, args: dict[str, Any], timeout: float | None
+    ) -> ToolResult:
+        """Invoke the tool; a workspace-changing one inside its checkpoint (checkpoints.py)."""
+        if self._checkpoints is None:
+            return await _invoke(tool, call.name, args, timeout=timeout)
+        async with self._checkpoints.around(call.call_id, tool.name, args):
+            return await _invoke(tool, call.name, args, timeout=timeout)
 
     def _settle(self, call: _Call, result: ToolResult) -> None:
         if call.final_state is not None:
             return
+        if call.references_used:
+            result = self._shielded(result, call.references_used)
+        if not result.is_error and call.reference:
+            self._references.record(call.reference, result.output)
         state: FinalState = "error" if result.is_error else "settled"
         call.final_state = state
         call.final_result = result
@@ -754,8 +858,18 @@ class TurnRun:
         if rnd.recorded:
             return
         rnd.recorded = True
-        calls = [_history_call(call) for call in rnd.calls]
+        calls = [_history_call(call, self._references) for call in rnd.calls]
         self.new_messages.extend(round_messages("".join(rnd.text), calls))
+
+    def _shielded(self, result: ToolResult, used: Sequence[str]) -> ToolResult:
+        """A result of a call that ran with referenced outputs, told without them where
+        it becomes a label or an error line (`OutputReferences.shield`)."""
+        refs = self._references
+        patch = result.outcome_patch
+        if patch and refs.shield(patch.get("to"), used) != patch.get("to"):
+            patch = None
+        output = refs.restore(result.output, used) if result.is_error else result.output
+        return ToolResult(output, result.is_error, refs.shield(result.outcome, used), patch)
 
     # --- end of turn ----------------------------------------------------------------------
 
@@ -890,14 +1004,22 @@ def _parse_args(name: str, text: str) -> tuple[dict[str, Any] | None, str | None
     return value, None
 
 
-def _history_call(call: _Call) -> HistoryCall:
+def _history_call(call: _Call, references: OutputReferences) -> HistoryCall:
     """The call as the model reads it back (`core.history`): the handle it got for a run
-    in the background, else its settlement, by the same rules as a stored turn."""
+    in the background, else its settlement, by the same rules as a stored turn; a result
+    long enough to be worth referring to names its output reference, so later calls of
+    the turn can pass it on without copying it."""
     if call.model_result is not None:
         result, is_error = call.model_result.output, call.model_result.is_error
     elif call.settlement is not None:
         done = call.settlement
         result, is_error = call_result(done.state, done.output, done.error)
+        if (
+            not is_error
+            and len(result) >= REFERENCE_NOTE_MIN_CHARS
+            and call.reference in references
+        ):
+            result = f"{result}\n\n{reference_note(call.reference)}"
     else:
         result, is_error = call_result(None, "", None)
     return HistoryCall(call.call_id, call.name, call.arguments, result, is_error)

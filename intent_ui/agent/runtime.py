@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -32,6 +32,13 @@ from intent_ui.agent.providers.demo import DemoProvider
 from intent_ui.agent.providers.openai import OpenAIProvider
 from intent_ui.agent.request_cache import RequestCache
 from intent_ui.agent.run import TurnRun, run_turn
+from intent_ui.agent.subagents import (
+    AgentDirectory,
+    ChildAgent,
+    ChildRun,
+    Subagents,
+    SubagentTool,
+)
 from intent_ui.agent.tools.base import Tool
 from intent_ui.agent.tools.mcp import McpManager
 from intent_ui.agent.tools.memory import (
@@ -55,6 +62,10 @@ from intent_ui.core.capabilities.selection import (
 from intent_ui.core.events import SeqCounter
 from intent_ui.core.goals import goal_registry, scope_registry
 from intent_ui.core.pauses import REQUIRE_APPROVAL_OPTION
+from intent_ui.core.resume import ResumePoint
+
+if TYPE_CHECKING:
+    from intent_ui.agent.checkpoints import TurnCheckpoints
 
 __all__ = ["AgentRuntime", "UnknownEndpointError"]
 
@@ -329,6 +340,11 @@ class AgentRuntime:
         goals: Sequence[Mapping[str, Any]] = (),
         scopes: Sequence[Mapping[str, Any]] = (),
         pauses: Pauses | None = None,
+        agents: AgentDirectory | None = None,
+        child: bool = False,
+        inherited: bool = False,
+        checkpoints: TurnCheckpoints | None = None,
+        resume: ResumePoint | None = None,
     ) -> TurnRun:
         """Prepare a turn on an endpoint; iterate the returned `TurnRun` to run it.
 
@@ -338,15 +354,48 @@ class AgentRuntime:
         turn's tools; `scopes` are the scopes those goals work on, listed to the model with
         the chosen goal (raises `GoalError` when either is invalid). `pauses` is where the
         turn's approvals and questions wait (`agent/pauses.py`); whoever started the turn
-        decides and answers through it.
+        decides and answers through it. `agents` are the saved agents a `subagent` call
+        may name (`agent/subagents.py`); `child` prepares a subagent's turn, which is
+        offered no `subagent` tool, and `inherited` a copy of its parent's agent.
+        `checkpoints` takes one before each workspace-changing call (`agent/checkpoints.py`).
+        `resume` goes on with a turn that waited when its server stopped (`core/resume.py`):
+        `history` then ends with that turn's earlier rounds.
         """
         found = self.endpoint(endpoint)
         tools = self.tools_for(agent_tool_ids, user_id)
+        if child:
+            tools = [tool for tool in tools if not isinstance(tool, SubagentTool)]
+        chosen_model = model or self.default_model(found.name)
+
+        def start_child(agent: ChildAgent | None, task: str, child_pauses: Pauses) -> ChildRun:
+            if agent is None:  # a copy of this turn's agent, on its endpoint and model
+                name, wanted, tool_ids = found.name, chosen_model, agent_tool_ids
+                options, instructions = tool_options, system
+            else:
+                known = agent.endpoint and self.config.endpoint(agent.endpoint) is not None
+                name = agent.endpoint if known and agent.endpoint else found.name
+                wanted = agent.model or self.default_model(name)
+                tool_ids, options, instructions = agent.tool_ids, agent.tool_options, agent.system
+            run = self.start_turn(
+                user_message=task,
+                endpoint=name,
+                model=wanted,
+                agent_tool_ids=tool_ids,
+                tool_options=options,
+                system=instructions,
+                max_rounds=max_rounds,
+                user_id=user_id,
+                pauses=child_pauses,
+                child=True,
+                inherited=agent is None,
+            )
+            return ChildRun(run, wanted)
+
         registry = goal_registry(goals) if goals else None
         scoped = scope_registry(scopes, registry.ids() if registry else []) if scopes else None
         return run_turn(
             provider=self.provider_for(found.name),
-            model=model or self.default_model(found.name),
+            model=chosen_model,
             history=list(history),
             user_message=user_message,
             tools=tools,
@@ -365,4 +414,8 @@ class AgentRuntime:
             families={tool.tool_id: tool_family_of(tool) for tool in tools},
             request_cache=self._request_cache,
             pauses=pauses,
+            subagents=None if child else Subagents(start_child, agents),
+            inherited=inherited,
+            checkpoints=checkpoints,
+            resume=resume,
         )

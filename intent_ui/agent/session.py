@@ -35,8 +35,11 @@ conversation. A `TurnSession` owns everything about its turn:
 Only one turn runs per conversation at a time (`TurnAlreadyRunning`), whichever tab asks.
 
 A turn's approvals and questions wait in its `pauses` (`intent_ui.agent.pauses`), which
-any of the owner's tabs decides through. A turn still waiting when the process stops
-cannot resume: it ends saying so (`core.pauses.RESTARTED_ERROR`).
+any of the owner's tabs decides through. A turn still waiting when the process stops is
+suspended, not ended (one process only, and only when nothing else of it is in flight:
+`core.resume.can_resume`): its log stays `streaming` and the next start resumes it
+(`intent_ui.agent.resume`). Any other waiting turn ends saying so
+(`core.pauses.RESTARTED_ERROR`).
 """
 
 from __future__ import annotations
@@ -51,25 +54,31 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sqlalchemy import Engine
 
+from intent_ui.agent.checkpoints import TurnCheckpoints, WorkspaceScanner, workspace_scanner
 from intent_ui.agent.dashboard_copies import turn_copies
 from intent_ui.agent.feeds import PatchFeed, TurnFeeds
 from intent_ui.agent.pauses import Pauses, pause_policy
 from intent_ui.agent.runtime import AgentRuntime
+from intent_ui.agent.subagents import agent_directory
 from intent_ui.agent.tokenizer import get_tokenizer
 from intent_ui.config import AppConfig
 from intent_ui.core.compaction import ContextBudget
 from intent_ui.core.events import (
+    ApprovalRequested,
     ArgsComplete,
     ArgsDelta,
     CallSettled,
     CallStarted,
     PauseEvent,
+    QuestionAsked,
     SeqCounter,
+    SubagentStarted,
     TurnDone,
     TurnEvent,
 )
 from intent_ui.core.history import CONTINUE_PROMPT
 from intent_ui.core.pauses import RESTARTED_ERROR
+from intent_ui.core.resume import can_resume
 from intent_ui.core.text import scrub_fields, scrub_surrogates
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv_store
@@ -176,11 +185,13 @@ class TurnSession:
         flush_interval: float = FLUSH_INTERVAL_S,
         hold_ms: float | None = None,
         observers: Sequence[EventObserver] = (),
+        view: TurnView | None = None,
     ) -> None:
         self.message_id = message_id
         self.conversation_id = conversation_id
-        self.view = TurnView()
-        self.seq = SeqCounter()
+        # A turn resumed after a restart goes on from its log replayed, seqs included.
+        self.view = view if view is not None else TurnView()
+        self.seq = SeqCounter(self.view.last_seq)
         self.stop_requested = asyncio.Event()
         self._log = log
         self._clock = clock
@@ -194,6 +205,9 @@ class TurnSession:
         self._feeds = TurnFeeds(message_id, self.view, hold_ms=hold_ms)
         self.pauses: Pauses | None = None
         """Where the turn's approvals and questions wait (set when its run starts)."""
+        self.resumable_as: dict[str, str] | None = None
+        """What the turn runs on (`ApprovalRequested.turn`), stamped on its pauses."""
+        self._suspended = False
 
     @property
     def log(self) -> EventLog:
@@ -212,6 +226,14 @@ class TurnSession:
     def stop(self) -> None:
         """Ask the run to stop; calls in flight settle as cancelled. Any view may ask."""
         self.stop_requested.set()
+
+    def suspend(self) -> None:
+        """The process stops while the turn waits for the user: stop following the run
+        without ending the turn, so its log, written to the last event, stays `streaming`
+        and the next start resumes it (`agent/resume.py`)."""
+        self._suspended = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
 
     async def wait(self) -> None:
         """Until the turn ended and its log was written (or writing it gave up)."""
@@ -265,7 +287,7 @@ class TurnSession:
                 self._done.set()
 
     def _end(self, stop_reason: str, error: str | None) -> None:
-        if not self.view.done:
+        if not self.view.done and not self._suspended:
             self._end_with(TurnDone(self.seq.next(), stop_reason, error))
 
     def _end_with(self, done: TurnDone) -> None:
@@ -285,8 +307,13 @@ class TurnSession:
         """Fold one event in, log it, and hand it to the feeds and observers; returns what
         changed."""
         event = scrub_fields(event)
-        if isinstance(event, CallStarted | CallSettled | TurnDone | PauseEvent) and not event.at:
+        if (
+            isinstance(event, CallStarted | CallSettled | TurnDone | PauseEvent | SubagentStarted)
+            and not event.at
+        ):
             event = replace(event, at=self._clock())
+        if isinstance(event, ApprovalRequested | QuestionAsked) and self.resumable_as:
+            event = replace(event, turn=event.turn or dict(self.resumable_as))
         logged: TurnEvent = event
         label_seq = None
         if isinstance(event, ArgsDelta):
@@ -385,6 +412,7 @@ class TurnSessions:
         self._starting: set[str] = set()
         self._tracing = tracing
         self._coordinator = coordinator
+        self._scanner: WorkspaceScanner | None = None
 
     def get(self, message_id: str) -> TurnSession | None:
         return self._by_message.get(message_id)
@@ -464,6 +492,12 @@ class TurnSessions:
         self._by_conversation[request.conversation_id] = session
         self._by_message[session.message_id] = session
         session.pauses = Pauses(policy)
+        session.resumable_as = {
+            "endpoint": request.endpoint,
+            "model": request.model,
+            "agent_id": request.agent_id,
+            "user_id": request.user_id,
+        }
         if claim is not None:
             await claim.bind(session)
         try:
@@ -474,12 +508,55 @@ class TurnSessions:
                 seq=session.seq,
                 user_id=request.user_id,
                 pauses=session.pauses,
+                agents=agent_directory(self._engine, request.user_id),
+                checkpoints=TurnCheckpoints(
+                    self.scanner,
+                    self._engine,
+                    conversation_id=request.conversation_id,
+                    message_id=session.message_id,
+                ),
                 **{"endpoint": request.endpoint, "model": request.model, **settings},
             )
             events = run.events()
         except Exception as exc:  # an unknown endpoint, a broken agent: the turn still ends
             logger.exception("Could not start the turn")
             events = _failed(session.seq, f"The turn could not start: {exc}")
+        session.start(events)
+        asyncio.get_running_loop().create_task(self._forget_when_done(session))
+        return session
+
+    def adopt(
+        self,
+        *,
+        message_id: str,
+        conversation_id: str,
+        log: EventLog,
+        view: TurnView,
+        pauses: Pauses,
+        turn: dict[str, str],
+        run: Callable[[TurnSession], AsyncIterator[TurnEvent]],
+    ) -> TurnSession:
+        """Run a turn begun by a process that stopped (resumed, `agent/resume.py`) as one
+        of this process's turns: its session goes on from `view`, its log replayed, and
+        `run(session)` gives the events from there. `turn` is what it runs on
+        (`ApprovalRequested.turn`)."""
+        session = TurnSession(
+            message_id=message_id,
+            conversation_id=conversation_id,
+            log=log,
+            clock=self._clock,
+            flush_interval=self._flush_interval,
+            view=view,
+        )
+        session.pauses = pauses
+        session.resumable_as = turn
+        self._by_conversation[conversation_id] = session
+        self._by_message[message_id] = session
+        try:
+            events = run(session)
+        except Exception as exc:  # an endpoint or agent gone since: the turn still ends
+            logger.exception("Could not resume the turn")
+            events = _failed(session.seq, f"The turn could not resume: {exc}")
         session.start(events)
         asyncio.get_running_loop().create_task(self._forget_when_done(session))
         return session
@@ -509,6 +586,9 @@ class TurnSessions:
         """Stop every running turn and wait (bounded) until each is recorded."""
         sessions = list(self._by_message.values())
         for session in sessions:
+            if self._coordinator is None and can_resume(session.view):
+                session.suspend()  # the next start resumes it where it waits
+                continue
             if session.pauses is not None and session.view.waiting():
                 # Stopping settles the waiting call: its end must still say why.
                 session.pauses.abandon()
@@ -534,6 +614,14 @@ class TurnSessions:
     @property
     def tracing(self) -> Tracing | None:
         return self._tracing
+
+    @property
+    def scanner(self) -> WorkspaceScanner:
+        """The workspace's scanner, whose checkpoints every turn of the process takes
+        (made on first use; it remembers what it read)."""
+        if self._scanner is None:
+            self._scanner = workspace_scanner(self._config, self._engine)
+        return self._scanner
 
 
 async def _failed(seq: SeqCounter, error: str) -> AsyncIterator[TurnEvent]:

@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +45,8 @@ from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, Statu
 from intent_ui.core.capture import redact_intent, strip_pii
 from intent_ui.core.events import (
     ActivityLabel,
+    ApprovalDecided,
+    ApprovalRequested,
     ArgsComplete,
     ArgsDelta,
     CallBackgrounded,
@@ -65,6 +69,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACTIVITY_LABEL_TAG",
+    "APPROVAL_DECIDED_EVENT",
+    "APPROVAL_REQUESTED_EVENT",
     "ENDPOINT_VARIABLES",
     "LABEL_EVENT",
     "TAGS_ATTRIBUTE",
@@ -75,6 +81,7 @@ __all__ = [
     "TurnTracer",
     "activity_model_of",
     "tracing_enabled",
+    "turn_trace_id",
 ]
 
 logger = logging.getLogger(__name__)
@@ -93,6 +100,11 @@ ACTIVITY_LABEL_TAG = "activity-label"
 """The tag of an activity-label generation's span."""
 
 LABEL_EVENT = "intent_ui.tool.label"
+APPROVAL_REQUESTED_EVENT = "intent_ui.approval.requested"
+"""The span event of a call that waits for the user's approval."""
+APPROVAL_DECIDED_EVENT = "intent_ui.approval.decided"
+"""The span event of the user's decision (`intent_ui.approval.verdict`, `.scope`, `.by`,
+`.edited`, and the denial's `.reason` unless arguments are redacted)."""
 """The span event each rename of a tool span adds: the name it took, and when."""
 
 MAX_ARGUMENT_CHARS = 4_096
@@ -227,9 +239,15 @@ class TurnTracer:
         self._info = info
         self._clock = clock
         name = f"invoke_agent {info.agent_name}" if info.agent_name else "invoke_agent"
-        self._turn = tracer.start_span(
-            name, kind=SpanKind.INTERNAL, attributes=info.attributes(), start_time=clock()
-        )
+        wanted = turn_trace_id(info.message_id)
+        # The turn's trace id is its message id, so a card names its trace without storing it.
+        token = _NEXT_TRACE_ID.set(None if wanted is None else int(wanted, 16))
+        try:
+            self._turn = tracer.start_span(
+                name, kind=SpanKind.INTERNAL, attributes=info.attributes(), start_time=clock()
+            )
+        finally:
+            _NEXT_TRACE_ID.reset(token)
         self._context = trace.set_span_in_context(self._turn)
         self._calls: dict[str, _ToolSpan] = {}
         self._span_ids: dict[str, SpanContext] = {}
@@ -244,6 +262,8 @@ class TurnTracer:
             CallSettled: self._settle,
             ActivityLabel: self._activity,
             TurnDone: self._done,
+            ApprovalRequested: self._approval_requested,
+            ApprovalDecided: self._approval_decided,
         }
 
     @property
@@ -295,9 +315,15 @@ class TurnTracer:
         }
         if record.server:
             attributes["intent_ui.tool.server"] = record.server
+        context = self._context
+        parent = self._calls.get(record.parent) if record.parent is not None else None
+        if parent is not None:
+            # A subagent's call is a span of the `subagent` call it ran in.
+            attributes["intent_ui.tool.parent_call_id"] = record.parent
+            context = trace.set_span_in_context(parent.span, self._context)
         span = self._tracer.start_span(
             name,
-            context=self._context,
+            context=context,
             kind=SpanKind.INTERNAL,
             attributes=attributes,
             start_time=self._time(event.at),
@@ -374,6 +400,8 @@ class TurnTracer:
             span.set_status(Status(StatusCode.ERROR, self._policy.text(record.error)))
         self._rename(entry, label, record.state)
         span.end(end_time)
+        if record.parent is not None:
+            return  # in no group of the turn: no group summary links to it
         self._group_settled[entry.group] = max(self._group_settled.get(entry.group, 0), end_time)
         self._group_spans.setdefault(entry.group, []).append(span.get_span_context())
 
@@ -386,6 +414,32 @@ class TurnTracer:
         entry.span.add_event(
             LABEL_EVENT, {"intent_ui.tool.label": name, "intent_ui.tool.status": state}
         )
+
+    # --- approvals -----------------------------------------------------------------------
+
+    def _approval_requested(self, event: ApprovalRequested, view: TurnView) -> None:
+        entry = self._calls.get(event.call_id)
+        if entry is not None:
+            entry.span.add_event(
+                APPROVAL_REQUESTED_EVENT,
+                {"intent_ui.approval.tool_id": event.tool_id},
+                timestamp=self._time(event.at),
+            )
+
+    def _approval_decided(self, event: ApprovalDecided, view: TurnView) -> None:
+        entry = self._calls.get(event.call_id)
+        if entry is None:
+            return
+        attributes: dict[str, Any] = {
+            "intent_ui.approval.verdict": event.verdict,
+            "intent_ui.approval.scope": event.scope,
+            "intent_ui.approval.by": event.by,
+            "intent_ui.approval.edited": bool(event.arguments),
+        }
+        reason = self._policy.text(event.reason) if event.reason else None
+        if reason is not None:
+            attributes["intent_ui.approval.reason"] = reason
+        entry.span.add_event(APPROVAL_DECIDED_EVENT, attributes, timestamp=self._time(event.at))
 
     # --- the rest of the turn -----------------------------------------------------------
 
@@ -471,7 +525,7 @@ class Tracing:
         resource = Resource.create()
         if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
             resource = resource.merge(Resource({SERVICE_NAME: DEFAULT_SERVICE_NAME}))
-        provider = TracerProvider(resource=resource)
+        provider = TracerProvider(resource=resource, id_generator=_turn_ids())
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         return cls(provider, TracePolicy.from_config(config))
 
@@ -538,3 +592,28 @@ def _agent_name(sessions: TurnSessions, request: TurnRequest) -> str | None:
     except Exception:  # the turn's own read of the agent reports a failing store
         return None
     return agent.name if agent is not None else None
+
+
+_NEXT_TRACE_ID: ContextVar[int | None] = ContextVar("intent_ui_next_trace_id", default=None)
+"""The trace id the turn span being started takes (see `_turn_ids`)."""
+_TRACE_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def turn_trace_id(message_id: str | None) -> str | None:
+    """The trace id of a turn's spans: its message id (32 hex digits, as the store makes
+    them); None for a turn without one (the CLI's), whose trace id is random."""
+    if message_id and _TRACE_ID.fullmatch(message_id) and int(message_id, 16):
+        return message_id
+    return None
+
+
+def _turn_ids() -> Any:
+    """The SDK's random ids, except a turn span's trace id, which `TurnTracer` sets."""
+    from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+
+    class TurnIds(RandomIdGenerator):
+        def generate_trace_id(self) -> int:
+            wanted = _NEXT_TRACE_ID.get()
+            return wanted if wanted is not None else super().generate_trace_id()
+
+    return TurnIds()

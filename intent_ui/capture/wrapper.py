@@ -42,7 +42,9 @@ __all__ = ["with_intent_capture"]
 logger = logging.getLogger("intent_ui.capture")
 
 Handler = Callable[[Any], Awaitable[types.ServerResult]]
-ServerT = TypeVar("ServerT", FastMCP, Server)
+# Bound, not constrained: a caller holding either kind of server (typed as the union) may
+# wrap it too, and gets back the type it passed.
+ServerT = TypeVar("ServerT", bound=FastMCP | Server)
 
 
 @dataclass

@@ -18,10 +18,10 @@ The rules:
   spelling; both speak for the same tool, and a write replaces every spelling with the
   tool's own id. Whether a tool is an action is decided by its `kind`, never by finding
   `_action_` in an id: an MCP tool may be called `foo_action_bar`.
-- A tool that cannot carry a label (callable only from code, a business parameter named
+- A tool that cannot carry an intent (callable only from code, a business parameter named
   `intent`, a non-object schema, host machinery) shows its intent toggle disabled, with its
   stored state still visible (docs/capabilities.md, Intent rules).
-- "Describe all" over a group (an MCP server, the native tools, an action domain) sets every
+- "Describe all" over a source (an MCP server, the native tools, an action domain) sets every
   eligible tool when not all are set, otherwise clears them all; with no eligible tool it is
   disabled and changes nothing.
 - "Ask first" (`require_approval`) is no admin capability: every agent shows it, on every
@@ -69,12 +69,11 @@ __all__ = [
     "CAPABILITY_OPTIONS",
     "OPTION_CAPABILITIES",
     "BuilderTool",
-    "GroupState",
     "Ineligible",
+    "SourceState",
     "ToolKind",
     "describe_all",
     "effective_definition",
-    "group_state",
     "intent_ineligibility",
     "option_default",
     "option_eligible",
@@ -82,13 +81,14 @@ __all__ = [
     "option_on",
     "set_option",
     "set_workspace_approval",
+    "source_state",
     "visible_options",
     "workspace_approval",
 ]
 
 ToolKind = Literal["native", "mcp", "action"]
 Ineligible = Literal["code_only", "own_intent_param", "not_object", "excluded"]
-"""Why a tool cannot carry an intent label (keys of the tooltip texts)."""
+"""Why a tool cannot carry an intent (keys of the tooltip texts)."""
 
 CAPABILITY_OPTIONS: Mapping[str, str] = {
     "tool_intents": DESCRIBE_INTENT_OPTION,
@@ -115,7 +115,8 @@ _MARKER_KEYS: Mapping[str, str] = {
 class BuilderTool:
     """A tool as the builder lists it.
 
-    `group`: the native group (`"native"`), the MCP server name, or an action's domain.
+    `source`: where the tool comes from: the native tools (`"native"`), the MCP server's
+    name, or an action's domain.
     `definition`: the definition before the capability pipeline.
     `family`: what a goal delegates to for this tool (`core.goals.tool_family`; empty
     means the tool id).
@@ -124,7 +125,7 @@ class BuilderTool:
     tool_id: str
     name: str
     kind: ToolKind
-    group: str
+    source: str
     definition: Mapping[str, Any]
     family: str = ""
 
@@ -193,7 +194,7 @@ def option_default(
         return bool(wildcard[option])
     if option == DESCRIBE_INTENT_OPTION:
         return tool.kind == "native" and (
-            tool.name in NATIVE_INTENT_TOOL_NAMES or _has_label(definition)
+            tool.name in NATIVE_INTENT_TOOL_NAMES or _declares_intent(definition)
         )
     if option == RUN_IN_BACKGROUND_OPTION:
         return tool.kind == "native" and tool.name in NATIVE_BACKGROUND_TOOL_NAMES
@@ -222,7 +223,8 @@ def effective_definition(
     return {**tool.definition, "allowed_callers": list(value)}
 
 
-def _has_label(definition: Mapping[str, Any]) -> bool:
+def _declares_intent(definition: Mapping[str, Any]) -> bool:
+    """Whether the schema already has the intent property (a native tool's `with_intent`)."""
     params = definition.get("parameters")
     props = params.get("properties") if isinstance(params, Mapping) else None
     return isinstance(props, Mapping) and is_intent_label_property(props.get(INTENT_ARG))
@@ -231,13 +233,13 @@ def _has_label(definition: Mapping[str, Any]) -> bool:
 def intent_ineligibility(
     tool: BuilderTool, tool_options: Mapping[str, Any], capabilities: Iterable[str]
 ) -> Ineligible | None:
-    """Why this tool cannot carry an intent label as configured, or None when it can."""
+    """Why this tool cannot carry an intent as configured, or None when it can."""
     definition = effective_definition(tool, tool_options, capabilities)
     if not is_intent_eligible_tool_name(tool.name):
         return "excluded"
     if is_code_only(definition):
         return "code_only"
-    if _has_label(definition):
+    if _declares_intent(definition):
         return None
     if inject_intent_param(definition) is not definition:
         return None
@@ -329,8 +331,8 @@ def set_workspace_approval(tool_options: Mapping[str, Any], on: bool) -> dict[st
 
 
 @dataclass(frozen=True, slots=True)
-class GroupState:
-    """A group's "Describe all" state: how many tools can describe, and how many do."""
+class SourceState:
+    """A source's "Describe all" state: how many tools can describe, and how many do."""
 
     eligible: int
     on: int
@@ -351,26 +353,26 @@ def _eligible(
     return [t for t in tools if intent_ineligibility(t, tool_options, caps) is None]
 
 
-def group_state(
+def source_state(
     tools: Sequence[BuilderTool], tool_options: Mapping[str, Any], capabilities: Iterable[str]
-) -> GroupState:
-    """Count the group's eligible tools and those that describe their intent."""
+) -> SourceState:
+    """Count the source's eligible tools and those that describe their intent."""
     eligible = _eligible(tools, tool_options, capabilities)
     on = sum(1 for t in eligible if option_on(t, tool_options, DESCRIBE_INTENT_OPTION))
-    return GroupState(eligible=len(eligible), on=on)
+    return SourceState(eligible=len(eligible), on=on)
 
 
 def describe_all(
     tool_options: Mapping[str, Any], tools: Sequence[BuilderTool], capabilities: Iterable[str]
 ) -> Mapping[str, Any]:
-    """ "Describe all tools" for one group: set every eligible tool unless all are set, in
+    """ "Describe all tools" for one source: set every eligible tool unless all are set, in
     which case clear them all. Ineligible tools keep their stored state. With no eligible
     tool, `tool_options` comes back as the very same object."""
     caps = frozenset(capabilities)
     eligible = _eligible(tools, tool_options, caps)
     if not eligible:
         return tool_options
-    target = not group_state(tools, tool_options, caps).all_on
+    target = not source_state(tools, tool_options, caps).all_on
     result: Mapping[str, Any] = tool_options
     for tool in eligible:
         result = set_option(result, tool, DESCRIBE_INTENT_OPTION, target)

@@ -166,6 +166,8 @@ class CallDetail(TypedDict):
     result: str
     tool_arguments: NotRequired[str]
     editable: NotRequired[str]
+    trace_id: NotRequired[str]
+    """The turn's trace id, when traces are on (added by the route: agent/tracing.py)."""
 
 
 ParsedArguments = MutableMapping[str, tuple[int, dict[str, object] | None]]
@@ -190,8 +192,9 @@ def goal_line(turn: TurnView) -> str:
 
 
 def has_timeline(turn: TurnView) -> bool:
-    """Whether the turn shows its call timeline (more than TIMELINE_AFTER calls)."""
-    return len(turn.calls()) > TIMELINE_AFTER
+    """Whether the turn shows its call timeline (more than TIMELINE_AFTER calls of its
+    own: a subagent's calls are marked by their parent's card, not on the timeline)."""
+    return sum(1 for record in turn.calls() if record.parent is None) > TIMELINE_AFTER
 
 
 def pretty_arguments(raw: str) -> str:
@@ -459,7 +462,8 @@ def group_stats(turn: TurnView, call_ids: Iterable[str]) -> GroupStats:
     wall = wall_time(
         Span(r.started_at, r.settled_at if r.state in FINAL_STATES else 0.0) for r in records
     )
-    waiting = {pause.call_id for pause in turn.waiting()}
+    # A child call waiting (a subagent's approval) keeps its parent's group open too.
+    waiting = {turn.top(pause.call_id) for pause in turn.waiting()}
     return {
         "single": len(records) < GROUP_HEADER_MIN_CALLS,
         "calm": sum(running) > CALM_AFTER,

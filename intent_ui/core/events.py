@@ -30,6 +30,9 @@ class CallStarted:
     under these names. `tool` is the name people know the tool by; `called_as` is the
     name the model called it by, when that differs (a tool whose name another tool of the
     turn shares is offered under its tool id), so the history sent back names it so.
+    `parent` is the id of the `subagent` call whose child turn made this call (None for
+    the turn's own calls): a child's calls render inside that call's card, and `block`
+    is then the child's own round.
     """
 
     seq: int
@@ -40,6 +43,7 @@ class CallStarted:
     label_bearing: bool = False
     at: float = 0.0
     called_as: str | None = None
+    parent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,13 +133,16 @@ class ApprovalRequested:
 
     `tool_id` keys the tool's options (what an "always" decision is remembered under);
     `agent_scope` says whether the turn's agent can remember "always for this agent" (a
-    saved agent of the user's can, the default agent and model specs cannot)."""
+    saved agent of the user's can, the default agent and model specs cannot). `turn` is
+    what the turn runs on (`endpoint`, `model`, `agent_id`, `user_id`), stamped by its
+    session, so a server that restarts while the call waits can resume the turn."""
 
     seq: int
     call_id: str
     tool_id: str = ""
     agent_scope: bool = False
     at: float = 0.0
+    turn: dict[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,13 +167,15 @@ class ApprovalDecided:
 @dataclass(frozen=True, slots=True)
 class QuestionAsked:
     """The model asked the user a question (`ask_user_question`); the call waits for the
-    answer. `choices` are the answers it offered, if any (the user may still write one)."""
+    answer. `choices` are the answers it offered, if any (the user may still write one);
+    `turn` as for `ApprovalRequested`."""
 
     seq: int
     call_id: str
     question: str
     choices: list[str] | None = None
     at: float = 0.0
+    turn: dict[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +186,19 @@ class QuestionAnswered:
     call_id: str
     answer: str
     by: str = "user"
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentStarted:
+    """The `subagent` call `call_id` started its child turn: `agent` is the child's name
+    (a saved agent's, or "" for a copy of the turn's own agent), `model` its model. The
+    child's calls follow as events of this turn (`CallStarted.parent`)."""
+
+    seq: int
+    call_id: str
+    agent: str = ""
+    model: str = ""
     at: float = 0.0
 
 
@@ -194,6 +216,7 @@ TurnEvent = (
     | ApprovalDecided
     | QuestionAsked
     | QuestionAnswered
+    | SubagentStarted
 )
 
 PauseEvent = ApprovalRequested | ApprovalDecided | QuestionAsked | QuestionAnswered

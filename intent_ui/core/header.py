@@ -24,6 +24,7 @@ __all__ = [
     "HeaderSource",
     "HeaderView",
     "group_header",
+    "header_source",
     "tool_name_summary",
 ]
 
@@ -131,20 +132,10 @@ def _header_text(
 ) -> tuple[str, HeaderSource]:
     if summary is not None and has_label_text(summary):
         return summary, "summary"
-    live = _latest(
-        call
-        for call in group
-        if call.in_flight and call.carries_intent and has_label_text(call.intent)
-    )
+    live = _live_source(group)
     if live is not None:
         return card_label(live, lang), "intent"
-    settled = _latest(
-        call
-        for call in group
-        if call.final
-        and call.carries_intent
-        and (has_label_text(call.intent) or has_label_text(call.outcome))
-    )
+    settled = _settled_source(group)
     if settled is not None:
         return card_label(settled, lang), "outcome"
     if glyph == "subagents":
@@ -154,6 +145,35 @@ def _header_text(
         key = "group.questions_asking" if in_flight else "group.questions_asked"
         return translate(key, lang, n=count), "questions"
     return translate("group.used", lang, n=count), "count"
+
+
+def header_source(calls: Iterable[CallView], summary: str | None = None) -> str | None:
+    """The id of the call whose label the header shows (the latest live intent, else the
+    latest settled outcome); None when it shows the summary or a count. While it stays
+    the same, a change to another call's intent text leaves the header as it reads."""
+    if summary is not None and has_label_text(summary):
+        return None
+    group = tuple(calls)
+    found = _live_source(group) or _settled_source(group)
+    return None if found is None else found.call_id
+
+
+def _live_source(group: tuple[CallView, ...]) -> CallView | None:
+    return _latest(
+        call
+        for call in group
+        if call.in_flight and call.carries_intent and has_label_text(call.intent)
+    )
+
+
+def _settled_source(group: tuple[CallView, ...]) -> CallView | None:
+    return _latest(
+        call
+        for call in group
+        if call.final
+        and call.carries_intent
+        and (has_label_text(call.intent) or has_label_text(call.outcome))
+    )
 
 
 def _latest(calls: Iterable[CallView]) -> CallView | None:

@@ -95,6 +95,12 @@ _EN: dict[str, str] = {
     "ui.share": "Share read-only link",
     "ui.share_url": "Read-only link to this conversation",
     "ui.share_revoke": "Revoke link",
+    "ui.rewind": "Rewind to before",
+    "ui.rewind_preview": "What a rewind puts back",
+    "ui.rewind_files": "Restore files",
+    "ui.rewind_all": "Restore files and conversation",
+    "ui.rewind_none": "No file needs changing: the workspace already is as it was.",
+    "ui.trace": "Trace",
     "ui.compacted": "Conversation compacted",
     "ui.compacted_note": (
         "To fit the context budget, the tool calls above were dropped from what the model "
@@ -184,12 +190,13 @@ _EN: dict[str, str] = {
     "builder.import_url_label": "OpenAPI document URL",
     "builder.import": "Import",
     "builder.importing": "Importing…",
-    "builder.group_native": "Built-in tools",
-    "builder.group_mcp": "MCP server: {server}",
-    "builder.group_actions": "Actions: {domain}",
+    "builder.source_native": "Built-in tools",
+    "builder.source_mcp": "MCP server: {server}",
+    "builder.source_actions": "Actions: {domain}",
     "builder.server_unavailable": (
         "This server is not available right now ({reason}); its tools can't be picked."
     ),
+    "builder.sandbox_unavailable": "bash_tool and run_tools_with_code are not offered: {reason}.",
     "builder.error_agent_gone": (
         "That agent no longer exists; it may have been deleted in another tab."
     ),
@@ -291,7 +298,7 @@ _EN: dict[str, str] = {
     ),
     "builder.code_only_unavailable": "Not available: this tool is how the assistant runs code.",
     "builder.describe_all": "Describe all tools",
-    "builder.describe_all_label": "Describe all tools of {group}",
+    "builder.describe_all_label": "Describe all tools of {source}",
     "builder.describe_all_info": (
         "Turn “Describe” on for every tool in this group that can use it; click again to "
         "turn them all off. Together they add about {tokens} tokens to every request."
@@ -304,6 +311,11 @@ _EN: dict[str, str] = {
     "error.restarted": "The server restarted while this turn waited for you.",
     "error.restarted_hint": "Nothing ran after the pause. Retry to ask again.",
     "approval.prompt": "Approve: {label}",
+    "subagent.asks": "{name}: {prompt}",
+    "subagent.self": "Subagent",
+    "subagent.started": 'Subagent "{name}" started',
+    "subagent.calls": "{n} calls",
+    "subagent.calls#one": "1 call",
     "approval.approve": "Approve once",
     "approval.always_conversation": "Always for {tool} in this conversation",
     "approval.always_agent": "Always for {tool} for this agent",
@@ -408,6 +420,12 @@ _ES: dict[str, str] = {
     "ui.share": "Compartir enlace de solo lectura",
     "ui.share_url": "Enlace de solo lectura a esta conversación",
     "ui.share_revoke": "Revocar enlace",
+    "ui.rewind": "Rebobinar a antes de",
+    "ui.rewind_preview": "Lo que devuelve el rebobinado",
+    "ui.rewind_files": "Restaurar archivos",
+    "ui.rewind_all": "Restaurar archivos y conversación",
+    "ui.rewind_none": "Ningún archivo cambia: el espacio de trabajo ya está como estaba.",
+    "ui.trace": "Traza",
     "ui.compacted": "Conversación compactada",
     "ui.compacted_note": (
         "Para caber en el presupuesto de contexto, las llamadas a herramientas de arriba "
@@ -500,12 +518,13 @@ _ES: dict[str, str] = {
     "builder.import_url_label": "URL del documento OpenAPI",
     "builder.import": "Importar",
     "builder.importing": "Importando…",
-    "builder.group_native": "Herramientas integradas",
-    "builder.group_mcp": "Servidor MCP: {server}",
-    "builder.group_actions": "Acciones: {domain}",
+    "builder.source_native": "Herramientas integradas",
+    "builder.source_mcp": "Servidor MCP: {server}",
+    "builder.source_actions": "Acciones: {domain}",
     "builder.server_unavailable": (
         "Este servidor no está disponible ahora ({reason}); no se pueden elegir sus herramientas."
     ),
+    "builder.sandbox_unavailable": "bash_tool y run_tools_with_code no se ofrecen: {reason}.",
     "builder.error_agent_gone": (
         "Ese agente ya no existe; puede que se haya eliminado en otra pestaña."
     ),
@@ -619,7 +638,7 @@ _ES: dict[str, str] = {
         "No disponible: esta herramienta es la forma en que el asistente ejecuta código."
     ),
     "builder.describe_all": "Describir todas las herramientas",
-    "builder.describe_all_label": "Describir todas las herramientas de {group}",
+    "builder.describe_all_label": "Describir todas las herramientas de {source}",
     "builder.describe_all_info": (
         "Activa «Describir» en todas las herramientas de este grupo que lo admiten; vuelve a "
         "hacer clic para desactivarlas todas. En conjunto añaden unos {tokens} tokens a "
@@ -633,6 +652,11 @@ _ES: dict[str, str] = {
     "error.restarted": "El servidor se reinició mientras este turno te esperaba.",
     "error.restarted_hint": "No se ejecutó nada tras la pausa. Reintenta para preguntar de nuevo.",
     "approval.prompt": "Aprobar: {label}",
+    "subagent.asks": "{name}: {prompt}",
+    "subagent.self": "Subagente",
+    "subagent.started": 'Subagente "{name}" iniciado',
+    "subagent.calls": "{n} llamadas",
+    "subagent.calls#one": "1 llamada",
     "approval.approve": "Aprobar una vez",
     "approval.always_conversation": "Siempre {tool} en esta conversación",
     "approval.always_agent": "Siempre {tool} para este agente",
@@ -735,6 +759,12 @@ _JA: dict[str, str] = {
     "ui.share": "閲覧専用リンクを共有",
     "ui.share_url": "この会話への閲覧専用リンク",
     "ui.share_revoke": "リンクを無効にする",
+    "ui.rewind": "この呼び出しの前に巻き戻す",
+    "ui.rewind_preview": "巻き戻しで元に戻る内容",
+    "ui.rewind_files": "ファイルを復元",
+    "ui.rewind_all": "ファイルと会話を復元",
+    "ui.rewind_none": "変更が必要なファイルはありません。ワークスペースは元のままです。",
+    "ui.trace": "トレース",
     "ui.compacted": "会話を圧縮しました",
     "ui.compacted_note": (
         "コンテキストの予算に収めるため、上のツール呼び出しはモデルが読む内容から外されました。"
@@ -823,12 +853,13 @@ _JA: dict[str, str] = {
     "builder.import_url_label": "OpenAPI ドキュメントの URL",
     "builder.import": "インポート",
     "builder.importing": "インポート中…",
-    "builder.group_native": "組み込みツール",
-    "builder.group_mcp": "MCP サーバー: {server}",
-    "builder.group_actions": "アクション: {domain}",
+    "builder.source_native": "組み込みツール",
+    "builder.source_mcp": "MCP サーバー: {server}",
+    "builder.source_actions": "アクション: {domain}",
     "builder.server_unavailable": (
         "このサーバーは現在利用できません（{reason}）。そのツールは選択できません。"
     ),
+    "builder.sandbox_unavailable": "bash_tool と run_tools_with_code は提供されません：{reason}。",
     "builder.error_agent_gone": (
         "そのエージェントはもう存在しません。別のタブで削除された可能性があります。"
     ),
@@ -936,7 +967,7 @@ _JA: dict[str, str] = {
         "利用できません: このツールはアシスタントがコードを実行するためのものです。"
     ),
     "builder.describe_all": "すべてのツールを説明",
-    "builder.describe_all_label": "{group} のすべてのツールを説明",
+    "builder.describe_all_label": "{source} のすべてのツールを説明",
     "builder.describe_all_info": (
         "このグループで使えるすべてのツールの「説明」をオンにします。もう一度クリックすると"
         "すべてオフになります。合計でリクエストごとに約 {tokens} トークン増えます。"
@@ -950,6 +981,10 @@ _JA: dict[str, str] = {
         "一時停止の後は何も実行されていません。再試行してもう一度聞いてください。"
     ),
     "approval.prompt": "承認: {label}",
+    "subagent.asks": "{name}: {prompt}",
+    "subagent.self": "サブエージェント",
+    "subagent.started": "サブエージェント「{name}」を開始しました",
+    "subagent.calls": "{n} 件の呼び出し",
     "approval.approve": "今回だけ承認",
     "approval.always_conversation": "この会話では {tool} を常に許可",
     "approval.always_agent": "このエージェントでは {tool} を常に許可",

@@ -9,6 +9,9 @@ The page keeps one store per message, `key -> JSON value`; the keys of a turn ar
 - `card:{call_id}`, `title:{call_id}`: a call's collapsed card and its full label;
 - `approval:{call_id}`, `question:{call_id}`: what a call that waits for the user asks
   (`pause_cards.approval_entry`, `question_entry`), kept once decided;
+- `children:{call_id}`, `ticker:{call_id}`: a `subagent` call's child calls in order
+  (each a `card:` and `title:` like any call) and the line under its card
+  (`subagent_cards`);
 - `announce`: what the polite live region says last (a call started, a call settled, a
   call waits for the reader: its approval's first line, or its question).
   It is news, not state: frames carry it, snapshots do not.
@@ -59,8 +62,9 @@ from intent_ui.core.labels import CallView
 from intent_ui.core.locale import translate
 from intent_ui.core.pause_cards import approval_entry, pause_key, question_entry
 from intent_ui.core.sanitize import sanitize_label
+from intent_ui.core.subagent_cards import child_ids, children_key, ticker_entry, ticker_key
 from intent_ui.core.text import scrub_surrogates
-from intent_ui.core.turn import TextPart, ToolGroup, TurnView
+from intent_ui.core.turn import TextPart, ToolGroup, TurnView, live_label_unchanged
 
 __all__ = [
     "END_EVENT",
@@ -203,6 +207,10 @@ class _Group:
     stats: GroupStats | None = None
 
 
+_NO_GROUP = _Group(())
+"""A subagent's calls belong to no group of the turn: no sibling suffixes."""
+
+
 class TurnPatcher:
     """The store of one turn as one language shows it, kept up to date by patches.
 
@@ -301,6 +309,10 @@ class TurnPatcher:
             for call_id in part.call_ids:
                 self._card(view, call_id, group, ops)
                 self._pause(view, call_id, ops)
+                for child in view.children(call_id):
+                    self._card(view, child, _NO_GROUP, ops)
+                    self._pause(view, child, ops)
+                self._subagent(view, call_id, ops)
             self._put(f"cards:{part.group}", list(part.call_ids), ops)
             self._group(view, part.group, group, hold, head=True, stats=True, ops=ops)
         self._turn(view, ops)
@@ -336,9 +348,13 @@ class TurnPatcher:
         grown: set[int] = set()  # groups with a new call
         regroup: set[int] = set()  # groups whose sibling suffixes may have changed
         cards: dict[str, None] = {}
+        children: dict[str, None] = {}  # a subagent's calls: in no group of the turn
         for call_id in calls:
             record = view.call(call_id)
             if record is None:
+                continue
+            if record.parent is not None:
+                children[call_id] = None
                 continue
             g = record.group
             known = self._cards.get(call_id)
@@ -371,12 +387,16 @@ class TurnPatcher:
             record = view.call(call_id)
             if record is not None and self._card(view, call_id, self._groups[record.group], ops):
                 stats.add(record.group)
+        for call_id in children:
+            self._card(view, call_id, _NO_GROUP, ops)
         for call_id in [*pauses, *calls]:
             # A pause changes with its call too: it stops waiting once the call ends.
-            record = view.call(call_id)
+            record = view.call(view.top(call_id))  # a child's waits in its parent's group
             if record is not None and self._pause(view, call_id, ops):
                 stats.add(record.group)
                 turn_changed = True
+        for call_id in calls:
+            self._subagent(view, call_id, ops)
         for g in grown:
             self._put(f"cards:{g}", list(self._groups[g].call_ids), ops)
         for g in sorted(headers | stats):
@@ -429,12 +449,22 @@ class TurnPatcher:
         known = self._cards.get(call_id)
         if (
             known is not None
-            and known.view is call_view
             and known.started_at == record.started_at
             and known.settled_at == record.settled_at
             and known.intent_complete == record.intent_complete
             and known.suffix == suffix
+            and (
+                known.view is call_view
+                # A streaming intent past the window its card reads: nothing shown moves.
+                or (
+                    not record.intent_complete
+                    and known.view is not None
+                    and call_view is not None
+                    and live_label_unchanged(known.view, call_view)
+                )
+            )
         ):
+            known.view = call_view
             known.args_complete = record.args_complete
             return False
         entry, title = card_display(view, call_id, self.lang, suffix)
@@ -490,6 +520,16 @@ class TurnPatcher:
         )
         self._put(pause_key(pause), entry, ops)
         return True
+
+    def _subagent(self, view: TurnView, call_id: str, ops: list[Op]) -> None:
+        """Bring a `subagent` call's child list and ticker up to date (nothing for any
+        other call: a child's change marks its parent, `TurnView.apply`)."""
+        ticker = ticker_entry(view, call_id, self.lang)
+        if ticker is None and not view.children(call_id):
+            return
+        self._put(children_key(call_id), child_ids(view, call_id), ops)
+        if ticker is not None:
+            self._put(ticker_key(call_id), ticker, ops)
 
     def _turn(self, view: TurnView, ops: list[Op]) -> None:
         entry = turn_entry(view, self.lang)

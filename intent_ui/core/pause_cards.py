@@ -31,6 +31,7 @@ __all__ = [
     "QuestionEntry",
     "approval_detail",
     "approval_entry",
+    "child_name",
     "pause_key",
     "pause_state",
     "question_entry",
@@ -112,7 +113,13 @@ def approval_entry(turn: TurnView, pause: Pause, lang: str) -> ApprovalEntry:
     record = turn.call(pause.call_id)
     tool = _tool_line(record, lang)
     what = record.intent if record is not None and has_label_text(record.intent) else tool
-    shown = sanitize_label(translate("approval.prompt", lang, label=what), PROMPT_LIMIT)
+    prompt = translate("approval.prompt", lang, label=what)
+    if record is not None and record.parent is not None:
+        # A subagent's call asks in the parent turn: the prompt names who is asking.
+        prompt = translate(
+            "subagent.asks", lang, name=child_name(turn, record.parent, lang), prompt=prompt
+        )
+    shown = sanitize_label(prompt, PROMPT_LIMIT)
     state = pause_state(pause, record)
     name = record.tool if record is not None else ""
     return {
@@ -133,6 +140,13 @@ def approval_entry(turn: TurnView, pause: Pause, lang: str) -> ApprovalEntry:
         "arguments": translate("ui.arguments", lang),
         "waiting": translate("approval.waiting", lang),
     }
+
+
+def child_name(turn: TurnView, call_id: str, lang: str) -> str:
+    """The name of a `subagent` call's child: the saved agent's, or "Subagent" for a copy
+    of the turn's own agent."""
+    found = turn.subagent(call_id)
+    return found.agent if found is not None and found.agent else translate("subagent.self", lang)
 
 
 def _decision(pause: Pause, state: str, lang: str) -> str:

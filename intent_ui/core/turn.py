@@ -5,7 +5,10 @@ what changed, so a view re-renders only that:
 
 - a call id: that call's record changed (state, arguments, intent, outcome, output);
 - `"header:{group}"`: that group's header may read differently (a call's label-relevant
-  fields changed, or its summary arrived);
+  fields changed, or its summary arrived). Not for a change to the intent text of a call
+  the header does not show (`header_source`), nor for intent text past the first
+  `TITLE_WINDOW` characters of the live label it shows: the header reads the same, and
+  with many calls streaming most fragments are of other calls;
 - `"text"`: the reply text grew;
 - `"parts"`: the part list changed shape (a new text part or a new group);
 - `"goal"`: the turn's goal was chosen (`goal`);
@@ -39,6 +42,12 @@ Rules (each pinned by tests):
   An approval with rewritten arguments replaces the call's argument text, and the intent
   is read again from it: the rewritten intent is the call's label from then on. A call
   that settles (or is cancelled by the end) no longer waits, decided or not.
+- A subagent's child turn (`SubagentStarted`, then calls whose `CallStarted.parent` is
+  the `subagent` call) is kept beside the turn's parts, never in them: a child call
+  joins its parent's `children(call_id)` in start order, and every change to it marks
+  the child and the parent (the parent's ticker reads its children), never a group
+  header. The reply text of a child is not part of the turn: the child's answer is
+  the parent call's result.
 - Bad input never raises: an event for an unknown call, a duplicate start, or a value of
   the wrong type is skipped, changing nothing (`apply` returns no markers).
 
@@ -72,21 +81,31 @@ from intent_ui.core.events import (
     GoalSelected,
     QuestionAnswered,
     QuestionAsked,
+    SubagentStarted,
     TextDelta,
     TurnDone,
     TurnEvent,
 )
-from intent_ui.core.header import HeaderView
+from intent_ui.core.header import HeaderView, header_source
 from intent_ui.core.header import group_header as resolve_group_header
 from intent_ui.core.labels import CallCategory, CallView, tool_category
 from intent_ui.core.labels import card_label as resolve_card_label
 from intent_ui.core.locale import DEFAULT_LANGUAGE
 from intent_ui.core.pauses import ANSWERED, APPROVED, DENIED, SCOPES, Pause
-from intent_ui.core.sanitize import has_label_text
+from intent_ui.core.sanitize import TITLE_WINDOW, has_label_text
 from intent_ui.core.states import FINAL_STATES, FOREGROUND_STATES, CallState
 from intent_ui.core.streaming import IntentStream, StreamingIntent, read_streaming_intent
 
-__all__ = ["CallRecord", "ChosenGoal", "Part", "TextPart", "ToolGroup", "TurnView"]
+__all__ = [
+    "CallRecord",
+    "ChosenGoal",
+    "Part",
+    "Subagent",
+    "TextPart",
+    "ToolGroup",
+    "TurnView",
+    "live_label_unchanged",
+]
 
 _CATEGORIES: frozenset[str] = frozenset(get_args(CallCategory))
 
@@ -116,13 +135,23 @@ class ChosenGoal(NamedTuple):
     line: str
 
 
+class Subagent(NamedTuple):
+    """A `subagent` call's child turn: its name ("" for a copy of the turn's agent), its
+    model, and when it started (epoch seconds, 0 when unknown)."""
+
+    agent: str
+    model: str
+    started_at: float
+
+
 @dataclass(frozen=True, slots=True)
 class CallRecord:
     """Everything known about one call but its argument text (`TurnView.arguments`).
 
     `label_seq` is the seq of its last label-relevant change; `started_at` / `settled_at`
     are epoch seconds (0 when unknown). `called_as` is the name the model called the tool
-    by when it is not `tool` (see `CallStarted`).
+    by when it is not `tool` (see `CallStarted`); `parent` the `subagent` call a child
+    turn's call belongs to.
     """
 
     call_id: str
@@ -145,6 +174,7 @@ class CallRecord:
     started_at: float = 0.0
     settled_at: float = 0.0
     called_as: str | None = None
+    parent: str | None = None
 
     def view(self) -> CallView:
         return CallView(
@@ -181,7 +211,12 @@ class TurnView:
         # them for every card and header, while fragments change them far less often.
         self._views: dict[str, CallView] = {}
         self._summaries: dict[int, str] = {}
+        # The call each group's header shows (`header_source`), worked out again only
+        # after a change that may move it: what decides whether a fragment marks it.
+        self._sources: dict[int, str | None] = {}
         self._pauses: dict[str, Pause] = {}
+        self._children: dict[str, list[str]] = {}
+        self._subagents: dict[str, Subagent] = {}
         self._text: list[str] = []
         self._last_seq = 0
         self.goal: ChosenGoal | None = None
@@ -233,6 +268,8 @@ class TurnView:
                 return self._pause(event)
             case ApprovalDecided() | QuestionAnswered():
                 return self._decide(event)
+            case SubagentStarted():
+                return self._subagent(event)
         return set()  # not a turn event
 
     def _start(self, event: CallStarted) -> set[str]:
@@ -250,11 +287,20 @@ class TurnView:
             started_at=_time(event.at),
             called_as=event.called_as if isinstance(event.called_as, str) else None,
         )
+        parent = event.parent if isinstance(event.parent, str) else None
+        if parent is not None:
+            if parent not in self._calls or self._calls[parent].parent is not None:
+                return set()  # a child of no call of this turn (or of a child): skipped
+            record = replace(record, parent=parent)
         self._calls[event.call_id] = record
         self._args[event.call_id] = []
         if record.carries_intent:
             self._streams[event.call_id] = IntentStream()
+        if parent is not None:
+            self._children.setdefault(parent, []).append(event.call_id)
+            return {event.call_id, parent}
         changed = {event.call_id, _header(event.block)}
+        self._sources.pop(event.block, None)
         group = self._groups.get(event.block)
         if group is None:
             self._groups[event.block] = _Group(len(self._parts), [event.call_id])
@@ -347,6 +393,7 @@ class TurnView:
         if self._summaries.get(event.block) == event.label:
             return set()
         self._summaries[event.block] = event.label
+        self._sources.pop(event.block, None)
         return {_header(event.block)}
 
     def _goal(self, event: GoalSelected) -> set[str]:
@@ -398,7 +445,7 @@ class TurnView:
                 choices=tuple(choice for choice in choices if isinstance(choice, str)),
             )
         self._pauses[event.call_id] = pause
-        return {_pause_marker(event.call_id)}
+        return self._paused(record)
 
     def _decide(self, event: ApprovalDecided | QuestionAnswered) -> set[str]:
         pause = self._pauses.get(event.call_id)
@@ -414,7 +461,7 @@ class TurnView:
                 by=str(event.by),
                 decided_seq=event.seq,
             )
-            return {_pause_marker(event.call_id)}
+            return self._paused(self._calls.get(event.call_id))
         if pause.kind != "approval" or event.verdict not in (APPROVED, DENIED):
             return set()
         edited = isinstance(event.arguments, str) and bool(event.arguments)
@@ -427,8 +474,8 @@ class TurnView:
             by=str(event.by),
             decided_seq=event.seq,
         )
-        changed = {_pause_marker(event.call_id)}
         record = self._calls.get(event.call_id)
+        changed = self._paused(record) if record is not None else {_pause_marker(event.call_id)}
         if edited and record is not None:
             # The call runs with what the user wrote, intent included (it is the label).
             self._args[event.call_id][:] = [event.arguments]
@@ -445,6 +492,24 @@ class TurnView:
             changed |= self._store(record, updated)
         return changed
 
+    def _subagent(self, event: SubagentStarted) -> set[str]:
+        record = self._calls.get(event.call_id)
+        if record is None or record.parent is not None or event.call_id in self._subagents:
+            return set()
+        agent = event.agent if isinstance(event.agent, str) else ""
+        model = event.model if isinstance(event.model, str) else ""
+        self._subagents[event.call_id] = Subagent(agent, model, _time(event.at))
+        return {event.call_id}
+
+    def _paused(self, record: CallRecord | None) -> set[str]:
+        """The markers of a pause of `record`'s: a child's waits in its parent's ticker."""
+        if record is None:
+            return set()
+        changed = {_pause_marker(record.call_id)}
+        if record.parent is not None:
+            changed.add(record.parent)
+        return changed
+
     def _store(self, before: CallRecord, after: CallRecord) -> set[str]:
         if after == before:
             return set()
@@ -452,8 +517,27 @@ class TurnView:
         changed = {after.call_id}
         if _label_inputs_differ(before, after):
             self._views.pop(after.call_id, None)
-            changed.add(_header(after.group))
+            # A child's label is its parent's ticker line, never a group header.
+            if after.parent is not None:
+                changed.add(after.parent)
+            elif self._header_reads_otherwise(before, after):
+                changed.add(_header(after.group))
+        elif after.parent is not None and after.state != before.state:
+            changed.add(after.parent)
         return changed
+
+    def _header_reads_otherwise(self, before: CallRecord, after: CallRecord) -> bool:
+        """Whether the change from `before` to `after` (label inputs differ) may change how
+        the group's header reads."""
+        group = after.group
+        if not _intent_text_only(before, after):
+            self._sources.pop(group, None)  # which call the header shows may have moved
+            return True
+        if group not in self._sources:
+            self._sources[group] = header_source(self.group_calls(group), self.summary(group))
+        if self._sources[group] != after.call_id:
+            return False
+        return not live_label_unchanged(before, after)
 
     # --- views ----------------------------------------------------------------------------
 
@@ -480,6 +564,20 @@ class TurnView:
 
     def call(self, call_id: str) -> CallRecord | None:
         return self._calls.get(call_id)
+
+    def children(self, call_id: str) -> tuple[str, ...]:
+        """The calls of the call's child turn (a `subagent` call's), in start order."""
+        return tuple(self._children.get(call_id, ()))
+
+    def subagent(self, call_id: str) -> Subagent | None:
+        """The call's child turn, once it started (None for any other call)."""
+        return self._subagents.get(call_id)
+
+    def top(self, call_id: str) -> str:
+        """The turn's own call a call belongs to: its parent for a child's call, else
+        itself."""
+        record = self._calls.get(call_id)
+        return record.parent if record is not None and record.parent is not None else call_id
 
     def arguments(self, call_id: str) -> str:
         """The call's raw argument text so far ("" for an unknown call)."""
@@ -566,3 +664,30 @@ _label_inputs = attrgetter(*(f.name for f in fields(CallView)))
 
 def _label_inputs_differ(before: CallRecord, after: CallRecord) -> bool:
     return _label_inputs(before) != _label_inputs(after)
+
+
+_inputs_but_intent = attrgetter(*(f.name for f in fields(CallView) if f.name != "intent"))
+
+
+def _intent_text_only(before: CallRecord | CallView, after: CallRecord | CallView) -> bool:
+    """Whether only the intent's text differs, and it shows (or not) as before: which call
+    a header shows and every other label input stay as they were."""
+    return _inputs_but_intent(before) == _inputs_but_intent(after) and has_label_text(
+        before.intent
+    ) == has_label_text(after.intent)
+
+
+def live_label_unchanged(before: CallRecord | CallView, after: CallRecord | CallView) -> bool:
+    """Whether a call in flight whose intent text alone changed shows the same: a live
+    label is read through its first `TITLE_WINDOW` characters only (its card, its title,
+    a header showing it), and those did not change."""
+    old, new = before.intent, after.intent
+    return (
+        before.state not in FINAL_STATES
+        and after.state == before.state
+        and old is not None
+        and new is not None
+        and len(old) >= TITLE_WINDOW
+        and old[:TITLE_WINDOW] == new[:TITLE_WINDOW]
+        and _intent_text_only(before, after)
+    )

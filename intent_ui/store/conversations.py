@@ -39,6 +39,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from sqlalchemy import Engine, delete, exists, or_, update
 from sqlmodel import Session, col, select
 
+from intent_ui.core.checkpoints import RewindRecord
 from intent_ui.core.compaction import (
     CompactionMark,
     ContextBudget,
@@ -49,6 +50,7 @@ from intent_ui.core.compaction import (
 )
 from intent_ui.core.history import CONTINUE_PROMPT
 from intent_ui.core.turn import TurnView
+from intent_ui.store.checkpoints import CheckpointRow, forget_unused_blobs
 from intent_ui.store.dashboard import forget_turn_calls
 from intent_ui.store.db import NotFoundError, open_session, store_errors
 from intent_ui.store.models import Clock, Conversation, Message, ShareLink, TurnEventRow
@@ -57,8 +59,10 @@ from intent_ui.store.turns import load_events
 __all__ = [
     "COMPACTION_ROLE",
     "DEFAULT_TITLE",
+    "REWIND_ROLE",
     "TITLE_CHARS",
     "ThreadMessage",
+    "add_rewind",
     "add_user_message",
     "choose_branch",
     "compaction_lines",
@@ -84,6 +88,9 @@ DEFAULT_TITLE = "New chat"
 COMPACTION_ROLE = "compaction"
 """The role of a message that records a compaction (see `history`): not sent to the
 model as a message, listed in the chat as a divider."""
+REWIND_ROLE = "rewind"
+"""A rewind (`core.checkpoints.RewindRecord` as JSON, `add_rewind`): shown in the thread;
+the model reads its note, since the workspace changed under it."""
 
 TITLE_CHARS = 60
 """The most characters of the first message a new conversation's title takes."""
@@ -285,7 +292,8 @@ def update_conversation(
 @store_errors("delete the conversation")
 def delete_conversation(engine: Engine, conversation_id: str, *, owner: str) -> bool:
     """Delete a conversation with its messages, their event logs and dashboard copies,
-    and its share links; False when not found or someone else's."""
+    its checkpoints and the file contents no other checkpoint keeps, and its share links;
+    False when not found or someone else's."""
     message_ids = select(Message.id).where(Message.conversation_id == conversation_id)
     # Explicit deletes rather than relying on ON DELETE CASCADE, which SQLite only
     # honours on connections that enabled foreign keys (e.g. not on `rx.session()`).
@@ -301,6 +309,9 @@ def delete_conversation(engine: Engine, conversation_id: str, *, owner: str) -> 
             delete(TurnEventRow).where(col(TurnEventRow.message_id).in_(message_ids))
         )
         forget_turn_calls(connection, message_ids)  # off the intents dashboard too
+        connection.execute(
+            delete(CheckpointRow).where(col(CheckpointRow.conversation_id) == conversation_id)
+        )
         connection.execute(delete(Message).where(col(Message.conversation_id) == conversation_id))
         connection.execute(
             delete(ShareLink).where(col(ShareLink.conversation_id) == conversation_id)
@@ -308,6 +319,8 @@ def delete_conversation(engine: Engine, conversation_id: str, *, owner: str) -> 
         result = connection.execute(
             delete(Conversation).where(col(Conversation.id) == conversation_id)
         )
+    if result.rowcount > 0:
+        forget_unused_blobs(engine)
     return result.rowcount > 0
 
 
@@ -345,6 +358,23 @@ def start_assistant_message(
     Its turn's session appends the events with `intent_ui.store.turns.EventLog`.
     """
     return _append_message(engine, conversation_id, "assistant", "", "streaming", now, parent_id)
+
+
+@store_errors("record the rewind")
+def add_rewind(
+    engine: Engine,
+    conversation_id: str,
+    record: RewindRecord,
+    *,
+    parent_id: str | None = _PATH_END,
+    now: Clock = time.time,
+) -> str:
+    """Add a rewind after `parent_id` (by default the shown path's last message) and show
+    it; returns its id. A message sent next goes after it."""
+    content = record.to_json()
+    return _append_message(
+        engine, conversation_id, REWIND_ROLE, content, "complete", now, parent_id
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,6 +490,8 @@ def history(
         elif message.role == COMPACTION_ROLE:
             entries.append(CompactionMark(compaction_lines(message.content)))
             continue
+        elif message.role == REWIND_ROLE:
+            entries.append(UserEntry(RewindRecord.from_json(message.content).model_note()))
         previous = message
     built = build_history(entries, budget)
     if built.compacted and path and path[-1].id == shown[-1].id:

@@ -708,24 +708,29 @@ def _capture_table() -> Any:
 
 ListKind = Literal["top", "vague", "failed", "duplicate"]
 
+_LIST_ROWS: dict[ListKind, str] = {
+    "top": INTENT_ROWS,
+    "vague": VAGUE_ROWS,
+    "failed": FAILED_ROWS,
+    "duplicate": DUPLICATE_ROWS,
+}
+
+
+def _list_rows(kind: ListKind) -> list[ColumnElement[bool]]:
+    """The rows one list reads, in either table. Spelt as the partial indexes spell their
+    conditions, so the planners match them."""
+    where: list[ColumnElement[bool]] = [literal_column(_LIST_ROWS[kind])]
+    if kind == "failed":
+        where.append(literal_column(HAS_DIGEST))
+    return where
+
 
 def _app_filter(query: DashboardQuery, kind: ListKind) -> list[ColumnElement[bool]] | None:
     """The conditions on the app's call rows for one list; None: the list has none."""
     if APP not in query.sources:
         return None
     d = _CALLS.c
-    where: list[ColumnElement[bool]] = [d.owner_id == query.owner_id]
-    # Spelt as the partial indexes spell their conditions, so the planners match them.
-    where.append(
-        {
-            "top": literal_column(INTENT_ROWS),
-            "vague": literal_column(VAGUE_ROWS),
-            "failed": literal_column(FAILED_ROWS),
-            "duplicate": literal_column(DUPLICATE_ROWS),
-        }[kind]
-    )
-    if kind == "failed":
-        where.append(literal_column(HAS_DIGEST))
+    where = [d.owner_id == query.owner_id, *_list_rows(kind)]
     if query.since_day is not None:
         where.append(d.day >= query.since_day)
     scope = query.scope
@@ -747,15 +752,7 @@ def _captured_filter(query: DashboardQuery, kind: ListKind) -> list[ColumnElemen
     if CAPTURED not in query.sources or kind == "duplicate":
         return None
     e = _capture_table().c
-    where: list[ColumnElement[bool]] = [
-        {
-            "top": literal_column(INTENT_ROWS),
-            "vague": literal_column(VAGUE_ROWS),
-            "failed": literal_column(FAILED_ROWS),
-        }[kind]
-    ]
-    if kind == "failed":
-        where.append(literal_column(HAS_DIGEST))
+    where = _list_rows(kind)
     if query.since_day is not None:
         where.append(e.timestamp >= query.since_day * 86_400)
     scope = query.scope

@@ -30,6 +30,7 @@ from sqlmodel import Field, SQLModel
 from intent_ui.core.display import DEFAULT_DENSITY
 from intent_ui.core.theme import DEFAULT_THEME
 from intent_ui.store.capture_events import CaptureEvent
+from intent_ui.store.checkpoints import CheckpointBlob, CheckpointRow
 from intent_ui.store.dashboard import DashboardCall, DashboardCount, DashboardIntent
 
 __all__ = [
@@ -246,6 +247,8 @@ STORE_TABLES: frozenset[str] = frozenset(
         Agent.__tablename__,
         MemoryEntry.__tablename__,
         CaptureEvent.__tablename__,
+        CheckpointRow.__tablename__,
+        CheckpointBlob.__tablename__,
         DashboardCall.__tablename__,
         DashboardCount.__tablename__,
         DashboardIntent.__tablename__,

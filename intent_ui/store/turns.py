@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -478,14 +478,15 @@ def end_interrupted(
     return done
 
 
-def mark_interrupted(engine: Engine, *, now: Clock = time.time) -> int:
+def mark_interrupted(engine: Engine, *, now: Clock = time.time, keep: Collection[str] = ()) -> int:
     """End turns left `streaming` by a process that stopped; returns how many.
 
     Each gets the `TurnDone("interrupted")` its session never wrote, so its unfinished
     calls replay as cancelled, and its summary. Only for one process: with several, a
-    `streaming` turn may be another worker's, running (see the module docstring).
+    `streaming` turn may be another worker's, running (see the module docstring). `keep`
+    are the turns left as they are: the ones that resume (`intent_ui.agent.resume`).
     """
-    streaming = streaming_turns(engine)
+    streaming = [found for found in streaming_turns(engine) if found[0] not in keep]
     for message_id, _ in streaming:
         end_interrupted(engine, message_id, now=now)
     return len(streaming)

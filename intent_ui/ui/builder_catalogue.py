@@ -35,7 +35,7 @@ def _builder_tool(tool: Any) -> BuilderTool:
         tool_id=tool.tool_id,
         name=tool.name,
         kind=kind,
-        group=source,
+        source=source,
         definition=tool.definition,
         family=tool_family_of(tool),
     )

@@ -200,6 +200,7 @@ class AgentsState(EndpointPicker, AuthState):
             capabilities=host.config.capabilities,
             costs=costs,
             unavailable=unavailable,
+            sandbox_unavailable=host.runtime.sandbox_unavailable,
             lang=self.lang,
         )
         self.sources = view.sources
@@ -454,7 +455,7 @@ class AgentsState(EndpointPicker, AuthState):
         ) -> Mapping[str, Any] | None:
             if DESCRIBE_INTENT_OPTION not in visible_options(caps):
                 return None
-            return describe_all(options, [t for t in tools if t.group == source], caps)
+            return describe_all(options, [t for t in tools if t.source == source], caps)
 
         await self._edit_options(described)
 

@@ -20,10 +20,10 @@ from typing import Any
 
 from intent_ui.core.builder import (
     BuilderTool,
-    group_state,
     intent_ineligibility,
     option_eligible,
     option_on,
+    source_state,
     visible_options,
     workspace_approval,
 )
@@ -301,7 +301,7 @@ def _describe_all(
     costs: Mapping[str, ToolTokenCost],
     lang: str,
 ) -> ToggleVM:
-    state = group_state(members, tool_options, capabilities)
+    state = source_state(members, tool_options, capabilities)
     source_tokens = sum(
         costs[t.tool_id].intent
         for t in members
@@ -316,17 +316,17 @@ def _describe_all(
             tokens=source_tokens,
         ),
         text=translate("builder.describe_all", lang),
-        label=translate("builder.describe_all_label", lang, group=key),
+        label=translate("builder.describe_all_label", lang, source=key),
         cost="",
     )
 
 
 def _source_title(kind: str, key: str, lang: str) -> str:
     if kind == "native":
-        return translate("builder.group_native", lang)
+        return translate("builder.source_native", lang)
     if kind == "mcp":
-        return translate("builder.group_mcp", lang, server=key)
-    return translate("builder.group_actions", lang, domain=key)
+        return translate("builder.source_mcp", lang, server=key)
+    return translate("builder.source_actions", lang, domain=key)
 
 
 def build_view(
@@ -337,6 +337,7 @@ def build_view(
     capabilities: Iterable[str],
     costs: Mapping[str, ToolTokenCost],
     unavailable: Mapping[str, str] | None = None,
+    sandbox_unavailable: str | None = None,
     lang: str = DEFAULT_LANGUAGE,
 ) -> BuilderView:
     """List the tools by source (native first, then MCP servers, then action domains, in
@@ -344,27 +345,34 @@ def build_view(
     totals.
 
     `unavailable` maps an MCP server that failed to start to the reason; its section gets
-    a note saying so."""
+    a note saying so. `sandbox_unavailable` is why the sandboxed tools are not offered
+    (`AgentRuntime.sandbox_unavailable`): the native section says so, since they are
+    missing from it."""
     caps = frozenset(capabilities)
     chosen = set(picked)
     shown = set(visible_options(caps))
     down = unavailable or {}
     order: dict[tuple[str, str], list[BuilderTool]] = {}
     for tool in tools:
-        order.setdefault((tool.kind, tool.group), []).append(tool)
+        order.setdefault((tool.kind, tool.source), []).append(tool)
     for server in down:
         order.setdefault(("mcp", server), [])
+    if sandbox_unavailable is not None:
+        order.setdefault(("native", NATIVE_SOURCE), [])
     sources: list[SourceVM] = []
     for (kind, key), members in sorted(order.items(), key=lambda item: _SOURCE_RANK[item[0][0]]):
         reason = down.get(key) if kind == "mcp" else None
+        note = ""
+        if reason is not None:
+            note = translate("builder.server_unavailable", lang, reason=reason)
+        if kind == "native" and sandbox_unavailable is not None:
+            note = translate("builder.sandbox_unavailable", lang, reason=sandbox_unavailable)
         sources.append(
             SourceVM(
                 key=key,
                 title=_source_title(kind, key, lang),
                 kind=kind,
-                note=translate("builder.server_unavailable", lang, reason=reason)
-                if reason is not None
-                else "",
+                note=note,
                 describe_all=_describe_all(key, members, tool_options, caps, costs, lang),
                 tools=[
                     _tool_row(

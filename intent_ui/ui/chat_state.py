@@ -24,7 +24,9 @@ import reflex as rx
 from sqlalchemy import Engine
 
 from intent_ui.agent.live import LiveTurn
-from intent_ui.agent.pauses import Pauses, Verdict, decision_from
+from intent_ui.agent.live import answer as live_answer
+from intent_ui.agent.live import decide as live_decide
+from intent_ui.agent.pauses import Verdict, decision_from
 from intent_ui.agent.session import (
     DEFAULT_AGENT_ID,
     SPEC_PREFIX,
@@ -32,6 +34,7 @@ from intent_ui.agent.session import (
     TurnKind,
     TurnRequest,
 )
+from intent_ui.core.checkpoints import RewindRecord
 from intent_ui.core.choices import Choice
 from intent_ui.core.display import DEFAULT_DENSITY, DENSITY
 from intent_ui.core.failures import describe_failure
@@ -122,6 +125,12 @@ UI_KEYS = (
     "ui.version_next",
     "ui.compacted",
     "ui.compacted_note",
+    "ui.rewind",
+    "ui.rewind_preview",
+    "ui.rewind_files",
+    "ui.rewind_all",
+    "ui.rewind_none",
+    "ui.trace",
 )
 
 
@@ -368,6 +377,19 @@ class ChatState(EndpointPicker, AuthState):
         if live_id:
             self.announced_id = live_id
         self.stream_token = mint_owner_token(host.config.auth, user, conversation_id)
+        await self._list_rewinds(host, conversation_id)
+
+    async def _list_rewinds(self, host: Host, conversation_id: str) -> None:
+        """Which of the conversation's calls offer a rewind (`ui/rewind_state.py`)."""
+        from intent_ui.ui.rewind_state import RewindState
+
+        try:
+            rewinds = await self.get_state(RewindState)
+        except LookupError:
+            # No event is being handled (a handler called on its own): no state tree to
+            # reach; the next event lists them.
+            return
+        await rewinds.refresh(host, conversation_id)
 
     @rx.event
     async def renew_stream_token(self) -> None:
@@ -547,15 +569,22 @@ class ChatState(EndpointPicker, AuthState):
             self.stored_conversation = self.conversation_id
             self._viewer = user
             await self._refresh_conversations(host, user)
-        request = TurnRequest(
+        return await self._begin(host, user, self._turn_request(user, text))
+
+    def _turn_request(
+        self, user: str, text: str, kind: TurnKind = "send", target: str = ""
+    ) -> TurnRequest:
+        """A turn in the open conversation with the tab's current picks."""
+        return TurnRequest(
             conversation_id=self.conversation_id,
             text=text,
             endpoint=self.endpoint,
             model=self.model,
             agent_id=self.agent_id,
             user_id=user,
+            kind=kind,
+            target=target,
         )
-        return await self._begin(host, user, request)
 
     async def _begin(self, host: Host, user: str, request: TurnRequest) -> Any:
         """Start the turn and follow it here; a refusal is shown instead."""
@@ -587,26 +616,23 @@ class ChatState(EndpointPicker, AuthState):
         `decision` is `once`, `conversation`, `agent` or `deny` (with `reason`, which the
         model reads); `arguments`, unless empty, the rewritten arguments to run with. The
         first decision from any of the owner's tabs wins; a later one changes nothing."""
-        pauses = await self._turn_pauses(message_id)
-        if pauses is not None:
+        turn = await self._waiting_turn(message_id)
+        if turn is not None:
             choice = decision_from(str(decision), str(reason or ""), str(arguments or ""))
-            self._said(pauses.decide(str(call_id), choice))
+            self._said(await live_decide(turn, str(call_id), choice))
 
     @rx.event
     async def answer_question(self, message_id: str, call_id: str, answer: str) -> None:
         """The owner's answer to the running turn's question; the first answer wins."""
-        pauses = await self._turn_pauses(message_id)
-        if pauses is not None:
-            self._said(pauses.answer(str(call_id), str(answer or "")))
+        turn = await self._waiting_turn(message_id)
+        if turn is not None:
+            self._said(await live_answer(turn, str(call_id), str(answer or "")))
 
-    async def _turn_pauses(self, message_id: str) -> Pauses | None:
-        """Where the signed-in owner's running turn `message_id` waits, if it runs here."""
+    async def _waiting_turn(self, message_id: str) -> LiveTurn | None:
+        """The signed-in owner's running turn `message_id`, on whichever worker runs it."""
         host = current_host()
         session = None if host is None else await self._owned_session(host)
-        if session is None or session.message_id != message_id:
-            return None
-        pauses = getattr(session, "pauses", None)
-        return pauses if isinstance(pauses, Pauses) else None
+        return session if session is not None and session.message_id == message_id else None
 
     def _said(self, verdict: Verdict) -> None:
         # A call another tab decided first needs no note: its card shows the decision.
@@ -695,17 +721,7 @@ class ChatState(EndpointPicker, AuthState):
         user = await self.current_user(host)
         if user is None or not await self._owns_open_conversation(host, user):
             return None
-        request = TurnRequest(
-            conversation_id=self.conversation_id,
-            text=text,
-            endpoint=self.endpoint,
-            model=self.model,
-            agent_id=self.agent_id,
-            user_id=user,
-            kind=kind,
-            target=target,
-        )
-        return await self._begin(host, user, request)
+        return await self._begin(host, user, self._turn_request(user, text, kind, target))
 
     async def _owns_open_conversation(self, host: Host, user: str) -> bool:
         """Whether `user` owns the open conversation; when not, the tab forgets it."""
@@ -754,6 +770,11 @@ def message_rows(host: Host, conversation_id: str, live_id: str) -> list[Message
         if message.role == conv_store.COMPACTION_ROLE:
             # A divider; its text is the ledger lines the model reads instead.
             out.append(MessageRow(id=message_id, role="compaction", text=message.content))
+            continue
+        if message.role == conv_store.REWIND_ROLE:
+            # What was put back, and to before which call.
+            summary = RewindRecord.from_json(message.content).summary()
+            out.append(MessageRow(id=message_id, role="rewind", text=summary))
             continue
         if message_id == live_id:
             out.append(MessageRow(id=message_id, status="streaming", **versions))

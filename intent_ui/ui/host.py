@@ -26,6 +26,7 @@ from sqlalchemy.engine import Engine
 
 from intent_ui.agent.cluster import Cluster
 from intent_ui.agent.live import LiveTurns
+from intent_ui.agent.resume import WaitingTurn, resume_turns, waiting_turns
 from intent_ui.agent.runtime import AgentRuntime
 from intent_ui.agent.session import TurnSessions
 from intent_ui.agent.tools.actions import load_action_tools
@@ -36,7 +37,7 @@ from intent_ui.core.turn import TurnView
 from intent_ui.store.actions import init_action_store, list_action_documents
 from intent_ui.store.db import database_url, init_db
 from intent_ui.store.memory import DbMemoryStore
-from intent_ui.store.turns import load_events, mark_interrupted
+from intent_ui.store.turns import end_interrupted, load_events, mark_interrupted
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +109,6 @@ async def get_host() -> Host:
     async with _building:
         if _host is None:
             _host = await _build()
-            await asyncio.to_thread(refresh_actions, _host)
         return _host
 
 
@@ -116,12 +116,22 @@ async def _build() -> Host:
     config = load_config()
     engine = await asyncio.to_thread(init_db, database_url())
     cluster = Cluster.from_env(engine)
+    waiting: list[WaitingTurn] = []
     if cluster is None:
-        # One process: a turn still streaming belonged to a process that stopped.
-        interrupted = await asyncio.to_thread(mark_interrupted, engine)
+        # One process: a turn still streaming belonged to a process that stopped. One
+        # that waited for the user goes on where it waited; the others are ended.
+        waiting = await asyncio.to_thread(waiting_turns, engine)
+        keep = {turn.message_id for turn in waiting}
+        interrupted = await asyncio.to_thread(mark_interrupted, engine, keep=keep)
     runtime = AgentRuntime(config, memory_store=DbMemoryStore(engine))
     await runtime.start()
     host = Host(config=config, engine=engine, runtime=runtime, cluster=cluster)
+    # Before any turn resumes: a waiting call may be of an imported action.
+    await asyncio.to_thread(refresh_actions, host)
+    if waiting:
+        failed = await resume_turns(host.sessions, waiting)
+        for message_id in failed:
+            await asyncio.to_thread(end_interrupted, engine, message_id)
     if cluster is not None:
         await cluster.start(host.sessions)
         # Several workers: only the turns whose worker is gone (their lease with it).

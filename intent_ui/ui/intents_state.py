@@ -116,6 +116,27 @@ def _of(hit: int, total: int, kind: str) -> str:
     return f"{hit} of {total} {kind} {noun}" if total else f"no {kind} calls"
 
 
+@dataclass(frozen=True, slots=True)
+class _Shares:
+    """Call Coverage and the optional share as shown, each with the counts behind it."""
+
+    coverage: str
+    coverage_detail: str
+    optional: str
+    optional_detail: str
+
+
+def _shares(cov: Coverage, kind: str) -> _Shares:
+    """`kind` follows required/optional in the details: "-context" for captured calls
+    ("2 of 3 required-context calls"), "-intent" for the totals, "" in the tables."""
+    return _Shares(
+        coverage=percent(cov.call_coverage),
+        coverage_detail=_of(cov.required_with_intent, cov.required_calls, f"required{kind}"),
+        optional=percent(cov.optional_share),
+        optional_detail=_of(cov.optional_with_intent, cov.optional_calls, f"optional{kind}"),
+    )
+
+
 def _calls(n: int) -> str:
     return f"{n} call" if n == 1 else f"{n} calls"
 
@@ -178,20 +199,21 @@ class IntentVM:
 
 
 def _capture_row(tool: str, calls: int, cov: Coverage, latest: str | None) -> CaptureRowVM:
+    shares = _shares(cov, "-context")
     return CaptureRowVM(
         tool=tool,
         calls=calls,
-        call_coverage=percent(cov.call_coverage),
-        required_detail=_of(cov.required_with_intent, cov.required_calls, "required-context"),
-        optional_share=percent(cov.optional_share),
-        optional_detail=_of(cov.optional_with_intent, cov.optional_calls, "optional-context"),
+        call_coverage=shares.coverage,
+        required_detail=shares.coverage_detail,
+        optional_share=shares.optional,
+        optional_detail=shares.optional_detail,
         latest_intent=latest or "",
     )
 
 
 def _breakdown(row: Breakdown) -> BreakdownVM:
     scope, counts = row.scope, row.counts
-    coverage = counts.coverage
+    shares = _shares(counts.coverage, "")
     if scope.kind == "tool":
         label = scope.name
     elif scope.kind == "server":
@@ -205,10 +227,10 @@ def _breakdown(row: Breakdown) -> BreakdownVM:
         source_label="this app" if scope.source == APP else "captured",
         server=scope.server,
         calls=counts.calls,
-        coverage=percent(coverage.call_coverage),
-        coverage_detail=_of(coverage.required_with_intent, coverage.required_calls, "required"),
-        optional_share=percent(coverage.optional_share),
-        optional_detail=_of(coverage.optional_with_intent, coverage.optional_calls, "optional"),
+        coverage=shares.coverage,
+        coverage_detail=shares.coverage_detail,
+        optional_share=shares.optional,
+        optional_detail=shares.optional_detail,
         vague=counts.vague,
         duplicates=counts.duplicates,
         failures=counts.failures,
@@ -368,17 +390,13 @@ class IntentsState(AuthState):
 
     def _show(self, found: Dashboard, scope: Scope | None) -> None:
         totals: Counts = found.totals
-        coverage = totals.coverage
+        shares = _shares(totals.coverage, "-intent")
         self.dash_calls = totals.calls
         self.dash_with_intent = totals.with_intent
-        self.dash_coverage = percent(coverage.call_coverage)
-        self.dash_coverage_detail = _of(
-            coverage.required_with_intent, coverage.required_calls, "required-intent"
-        )
-        self.dash_optional = percent(coverage.optional_share)
-        self.dash_optional_detail = _of(
-            coverage.optional_with_intent, coverage.optional_calls, "optional-intent"
-        )
+        self.dash_coverage = shares.coverage
+        self.dash_coverage_detail = shares.coverage_detail
+        self.dash_optional = shares.optional
+        self.dash_optional_detail = shares.optional_detail
         self.dash_vague = totals.vague
         self.dash_duplicates = totals.duplicates
         self.dash_failures = totals.failures

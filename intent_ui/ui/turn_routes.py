@@ -10,7 +10,8 @@ stored turns, and the detail of an expanded card.
 - `GET /_iu/turns?ids=a,b&token=T&lang=L`: `{"turns": {id: {"id": last_id, "ops": [...]}}}`,
   a snapshot per turn (a running one's from its feed, so the stream can follow on).
 - `GET /_iu/turns/{message_id}/calls/{call_id}?token=T&lang=L`: the card's full label,
-  arguments and result (`call_detail`), fetched only when a card is expanded.
+  arguments and result (`call_detail`), and its turn's trace id when traces are on,
+  fetched only when a card is expanded.
 
 Every request carries a token from `stream_tokens` and is checked again here: an owner
 token's conversation must be the user's (the owner-filtered store), a share token's must
@@ -39,6 +40,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from intent_ui.agent.tracing import turn_trace_id
 from intent_ui.core.cards import CallDetail, call_detail
 from intent_ui.core.locale import negotiate_language
 from intent_ui.core.patches import END_EVENT, Frame, TurnPatcher
@@ -244,6 +246,9 @@ async def call_detail_route(request: Request) -> Response:
         found = await asyncio.to_thread(lambda: detail(host.turn(message_id)))
     if found is None:
         return _error(404, f"There is no call {call_id} in this turn.")
+    trace_id = turn_trace_id(message_id) if host.sessions.tracing is not None else None
+    if trace_id is not None:
+        found["trace_id"] = trace_id
     return JSONResponse(found, headers=_NO_STORE)
 
 

@@ -1,12 +1,17 @@
-"""How many conversations one app process serves at once while a tab still shows its
-labels within 50 ms.
+"""How many conversations one app process, and two backend workers on Redis and
+PostgreSQL, serve at once while a tab still shows its labels within 50 ms.
 
     source scripts/env.sh && python tests/bench/bench_capacity.py [--smoke] [--seconds 8]
         [--rounds 3] [--ks 0,1,5,10,20,50,100,200] [--light-ks 1,10,50,100,200,300,500]
-        [--budget 1500] [--json-out FILE] [--previous FILE]
+        [--workers 2] [--workers-ks 1,5,10,20,50,100,200] [--budget 2400]
+        [--json-out FILE] [--previous FILE]
 
-The app runs its production build in a process of its own (tests/support/bench_app.py),
-with `auth: mode: header`, so every conversation is its own user's, as in real use. K
+The app runs its production build in a process of its own (granian, as in production,
+the page and its backend on one address), with `auth: mode: header`, so every
+conversation is its own user's, as in real use; then as `--workers` backend workers
+(`tests/support/bench_targets.py`: each a process of its own, one private Redis, a
+database of the run's own on the machine's PostgreSQL), the conversations spread over
+them in turn as a balancer would, the tab on the first. K
 conversations are headless websocket clients (tests/support/bench_clients.py) replaying
 the events a real page sends: each connects with its own token and user and sends one
 message. Its turn, from a loopback OpenAI-shaped provider in a process of its own
@@ -22,11 +27,13 @@ budget is spent: the answer is the largest K that held.
 
 The lighter row does the same with a lighter load: each conversation streams reply text
 (four characters at 50 chunks/s) rather than calls; the tab's turn is the same as above.
+With workers CPU and memory are the sum over their processes (% of one core: two busy
+workers read up to 200).
 
 Everything shares this machine's cores (the clients, the provider and Chromium with the
 app): the numbers compare runs on one machine, not machines. `--smoke` runs K = 1 of each
 row for 2 s, once, and exits non-zero if a part did not work (no labels seen, no pushes
-received, no chunks streamed), never on a number.
+received, no chunks streamed), never on a number. `--workers 0` leaves the workers out.
 """
 
 from __future__ import annotations
@@ -45,15 +52,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-import psutil  # noqa: E402
-from playwright.sync_api import BrowserContext, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, BrowserContext, expect, sync_playwright  # noqa: E402
 from playwright.sync_api import Error as PlaywrightError  # noqa: E402
 
 from tests.e2e.conftest import CHROMIUM_ARGS, chromium_executable  # noqa: E402
-from tests.support.bench_app import AppProcess  # noqa: E402
 from tests.support.bench_clients import USER_HEADER, Conversations, Recording, record  # noqa: E402
 from tests.support.bench_labels import LabelWatch, label_latencies  # noqa: E402
 from tests.support.bench_provider import Provider, Spec  # noqa: E402
+from tests.support.bench_targets import Served, one_process, workers_on_redis  # noqa: E402
 
 TARGET_P95_MS = 50.0
 HOLD_S = 600.0
@@ -103,7 +109,7 @@ def config_yaml(provider: Provider, workdir: Path) -> str:
 class Bench:
     def __init__(
         self,
-        app: AppProcess,
+        app: Served,
         provider: Provider,
         clients: Conversations,
         recording: Recording,
@@ -111,7 +117,6 @@ class Bench:
         seconds: float,
     ) -> None:
         self.app = app
-        self.process = psutil.Process(app.addresses.pid)
         self.provider = provider
         self.clients = clients
         self.recording = recording
@@ -129,7 +134,7 @@ class Bench:
         tag = f"s{self.steps}"
         self.provider.spec(load.name, load.spec)
         self.provider.reset()
-        rss_before = self.process.memory_info().rss
+        rss_before = self.app.rss()
         started = time.monotonic()
         connected = False
         try:
@@ -137,12 +142,15 @@ class Bench:
             if k:
                 first = self._turns("started", load.name)
                 connected = True
-                self.clients.start(
-                    self.app.addresses.api_url,
-                    self.recording,
-                    [f"{tag}u{i}" for i in range(k)],
-                    [f"{load.name} {tag} {i}" for i in range(k)],
-                )
+                for at, api_url in enumerate(self.app.api_urls):
+                    mine = range(at, k, len(self.app.api_urls))
+                    if mine:
+                        self.clients.start(
+                            api_url,
+                            self.recording,
+                            [f"{tag}u{i}" for i in mine],
+                            [f"{load.name} {tag} {i}" for i in mine],
+                        )
                 deadline = time.monotonic() + START_TIMEOUT_S
                 while self._turns("started", load.name) - first < k:
                     if time.monotonic() > deadline:
@@ -151,7 +159,7 @@ class Bench:
                     time.sleep(0.1)
             ended_before = self._turns("ended", load.name)
             page = self.probe.new_page()
-            page.goto(self.app.addresses.frontend_url)
+            page.goto(self.app.frontend_url)
             page.get_by_test_id("new-chat").click()
             page.reload()
             watch = LabelWatch(page)
@@ -159,14 +167,14 @@ class Bench:
             page.get_by_test_id("chat-input").fill(f"probe {tag}")
             page.get_by_test_id("send-button").click()
             expect(page.get_by_test_id("stop-button")).to_be_visible(timeout=60_000)
-            cpu_start = sum(self.process.cpu_times()[:2])
+            cpu_start = self.app.cpu_s()
             chunks_start = self.provider.counters()["chunks"]
             window_start = time.monotonic()
             time.sleep(self.seconds)
-            cpu = sum(self.process.cpu_times()[:2]) - cpu_start
+            cpu = self.app.cpu_s() - cpu_start
             counters = self.provider.counters()
             window = time.monotonic() - window_start
-            rss = self.process.memory_info().rss
+            rss = self.app.rss()
             thinned = counters["ended"].get(load.name, 0) > ended_before
             self.provider.spec(load.name, dataclasses.replace(load.spec, seconds=0.0))
             expect(page.get_by_test_id("send-button")).to_be_visible(timeout=300_000)
@@ -270,6 +278,66 @@ def print_table(
     )
 
 
+def ladder(text: str, flag: str) -> list[int]:
+    try:
+        ks = [int(k) for k in text.split(",") if k.strip()]
+    except ValueError:
+        raise SystemExit(f"{flag} {text!r}: give conversation counts, e.g. 1,5,10") from None
+    if any(k < 0 for k in ks):
+        raise SystemExit(f"{flag} {text!r}: counts cannot be negative")
+    return ks
+
+
+@dataclass(frozen=True)
+class Row:
+    load: Load
+    ks: list[int]
+    title: str
+
+
+def measure(
+    served: Served,
+    rows: list[Row],
+    browser: Browser,
+    provider: Provider,
+    clients: Conversations,
+    args: argparse.Namespace,
+    deadline: float,
+    results: list[tuple[str, int, Step]],
+    largest: dict[str, int | None],
+    notes: list[str],
+) -> None:
+    """Every row's ladder on `served`, into `results`, `largest` and `notes`."""
+    recorder = browser.new_context(extra_http_headers={USER_HEADER: "recorder"})
+    recording = record(recorder.new_page(), served.frontend_url, "idle record")
+    recorder.close()
+    probe = browser.new_context(extra_http_headers={USER_HEADER: "probe"})
+    try:
+        bench = Bench(served, provider, clients, recording, probe, args.seconds)
+        for row in rows:
+            largest[row.title] = None
+            for k in row.ks:
+                if time.monotonic() > deadline:
+                    notes.append(f"{row.title}: time budget spent before K={k}")
+                    break
+                try:
+                    step = median_step([bench.step(row.load, k) for _ in range(args.rounds)])
+                except (RuntimeError, PlaywrightError) as exc:
+                    notes.append(f"{row.title} K={k}: not measured: {exc}")
+                    print(notes[-1], file=sys.stderr)
+                    break
+                results.append((row.title, k, step))
+                print(
+                    f"{row.title} K={k}: tab p95 {_num(step.p95)} ms, CPU {step.cpu:.0f}%",
+                    file=sys.stderr,
+                )
+                if not step.p95 <= TARGET_P95_MS:
+                    break
+                largest[row.title] = k
+    finally:
+        probe.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--smoke", action="store_true", help="K = 1 of each row, 2 s, once")
@@ -277,18 +345,27 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="measurements per K (median)")
     parser.add_argument("--ks", default="0,1,5,10,20,50,100,200")
     parser.add_argument("--light-ks", default="1,10,50,100,200,300,500")
-    parser.add_argument("--budget", type=float, default=1500.0, help="seconds for all steps")
+    parser.add_argument("--workers", type=int, default=2, help="workers of the last row (0: none)")
+    parser.add_argument("--workers-ks", default="1,5,10,20,50,100,200")
+    parser.add_argument("--budget", type=float, default=2400.0, help="seconds for all steps")
     parser.add_argument("--json-out", type=Path, help="write the results here")
     parser.add_argument("--previous", type=Path, help="a --json-out of an earlier run")
     args = parser.parse_args()
     if args.smoke:
-        args.seconds, args.rounds, args.ks, args.light_ks = 2.0, 1, "1", "1"
-    if args.seconds <= 0 or args.rounds < 1:
-        raise SystemExit("--seconds must be positive and --rounds at least 1")
-    ladders = {
-        "calls": [int(k) for k in args.ks.split(",") if k],
-        "text": [int(k) for k in args.light_ks.split(",") if k],
-    }
+        args.seconds, args.rounds = 2.0, 1
+        args.ks = args.light_ks = args.workers_ks = "1"
+    if args.seconds <= 0 or args.rounds < 1 or args.workers < 0:
+        raise SystemExit("--seconds must be positive, --rounds at least 1 and --workers at least 0")
+    single = [
+        Row(LOADS["calls"], ladder(args.ks, "--ks"), LOADS["calls"].title),
+        Row(LOADS["text"], ladder(args.light_ks, "--light-ks"), LOADS["text"].title),
+    ]
+    calls = LOADS["calls"]
+    several = [
+        Row(
+            calls, ladder(args.workers_ks, "--workers-ks"), f"{calls.title}, {args.workers} workers"
+        )
+    ]
     previous: dict[tuple[str, int], dict[str, float]] = {}
     if args.previous:
         previous = {(r["load"], r["k"]): r for r in json.loads(args.previous.read_text())}
@@ -302,45 +379,27 @@ def main() -> None:
     try:
         with contextlib.ExitStack() as stack:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-            app = stack.enter_context(
-                AppProcess(ROOT, folder / "app", config_yaml(provider, folder / "app"))
-            )
             clients = stack.enter_context(Conversations())
             playwright = stack.enter_context(sync_playwright())
             browser = playwright.chromium.launch(
                 executable_path=chromium_executable(), args=CHROMIUM_ARGS
             )
             stack.callback(browser.close)
-            recorder = browser.new_context(extra_http_headers={USER_HEADER: "recorder"})
-            recording = record(recorder.new_page(), app.addresses.frontend_url, "idle record")
-            recorder.close()
-            probe = browser.new_context(extra_http_headers={USER_HEADER: "probe"})
-            stack.callback(probe.close)
-            bench = Bench(app, provider, clients, recording, probe, args.seconds)
-            for key, ladder in ladders.items():
-                load = LOADS[key]
-                largest[load.title] = None
-                for k in ladder:
-                    if time.monotonic() > deadline:
-                        notes.append(f"{load.title}: time budget spent before K={k}")
-                        break
-                    try:
-                        step = median_step([bench.step(load, k) for _ in range(args.rounds)])
-                    except (RuntimeError, PlaywrightError) as exc:
-                        notes.append(f"{load.title} K={k}: not measured: {exc}")
-                        print(notes[-1], file=sys.stderr)
-                        break
-                    results.append((load.title, k, step))
-                    print(
-                        f"{load.title} K={k}: tab p95 {_num(step.p95)} ms, CPU {step.cpu:.0f}%",
-                        file=sys.stderr,
-                    )
-                    if not step.p95 <= TARGET_P95_MS:
-                        break
-                    largest[load.title] = k
+            common = (browser, provider, clients, args, deadline, results, largest, notes)
+            workdir = folder / "app"
+            workdir.mkdir()
+            with one_process(workdir, config_yaml(provider, workdir)) as served:
+                measure(served, single, *common)
+            if args.workers:
+                workdir = folder / "workers"
+                workdir.mkdir()
+                config = config_yaml(provider, workdir)
+                with workers_on_redis(workdir, config, args.workers) as served:
+                    measure(served, several, *common)
     finally:
         provider.close()
-    print(f"\n{args.seconds:g} s windows, median of {args.rounds}; one app process")
+    where = "one app process; then workers on Redis and PostgreSQL" if args.workers else ""
+    print(f"\n{args.seconds:g} s windows, median of {args.rounds}; {where or 'one app process'}")
     print_table(results, previous)
     for title, held_k in largest.items():
         held = "none" if held_k is None else str(held_k)
@@ -361,7 +420,8 @@ def main() -> None:
             )
             if bad
         ]
-        if broken or len(results) != 2:
+        expected = len(single) + (len(several) if args.workers else 0)
+        if broken or len(results) != expected:
             raise SystemExit(
                 "smoke run failed: " + "; ".join(broken + notes or ["a row is missing"])
             )

@@ -60,15 +60,19 @@ PACE_S = 1 / (CALLS * 50)  # 8 calls at 50 chunks/s each
 
 def events(count: int) -> list[Callable[[int], TurnEvent]]:
     """8 calls started, then one character of one call's arguments per event."""
-    made: list[Callable[[int], TurnEvent]] = [
-        (lambda seq, c=c: CallStarted(seq, f"c{c}", "read_file", 0, label_bearing=True))
-        for c in range(CALLS)
-    ]
+    made = [_started(c) for c in range(CALLS)]
     text = '{"intent": "' + INTENT * 50
     for i in range(count):
-        call, char = i % CALLS, text[(i // CALLS) % len(text)]
-        made.append(lambda seq, call=call, char=char: ArgsDelta(seq, f"c{call}", char))
+        made.append(_delta(i % CALLS, text[(i // CALLS) % len(text)]))
     return made
+
+
+def _started(call: int) -> Callable[[int], TurnEvent]:
+    return lambda seq: CallStarted(seq, f"c{call}", "read_file", 0, label_bearing=True)
+
+
+def _delta(call: int, char: str) -> Callable[[int], TurnEvent]:
+    return lambda seq: ArgsDelta(seq, f"c{call}", char)
 
 
 async def written(publishers: list[StreamPublisher]) -> None:

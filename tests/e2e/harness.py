@@ -26,7 +26,7 @@ from reflex.testing import AppHarness, AppHarnessProd
 from intent_ui.store import users as user_store
 from intent_ui.store.db import init_db
 from intent_ui.ui import host as host_module
-from tests.support.servers import free_port
+from tests.support.loopback import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 MCP_GITHUB_SERVER = ROOT / "tests" / "support" / "mcp_github_server.py"
@@ -115,7 +115,7 @@ class Workers:
     for the host it was loaded from. That is how a test puts two tabs on two workers."""
 
     urls: tuple[str, ...]
-    redis_url: str
+    redis_url: str | None
     db_url: str
     logs: tuple[Path, ...]
     processes: tuple[subprocess.Popen[bytes], ...] = field(repr=False)
@@ -131,12 +131,14 @@ class Workers:
 
 @contextlib.contextmanager
 def running_workers(
-    workdir: Path, config_yaml: str, *, redis_url: str, db_url: str, workers: int = 2
+    workdir: Path, config_yaml: str, *, redis_url: str | None, db_url: str, workers: int = 2
 ) -> Iterator[Workers]:
     """Build the production page once, then run `workers` backend processes of the app
     with `config_yaml` (which must not set `server:`; the workers' own origins go there),
     the Redis state manager at `redis_url` and the store at `db_url` (migrated first, as
-    scripts/scale.sh does). Stopped (SIGTERM, as granian stops) when the block ends."""
+    scripts/scale.sh does); with `redis_url` None and one worker, the app as one process
+    (UI state in memory). Stopped (SIGTERM, as granian stops) when the block ends."""
+    assert redis_url is not None or workers == 1, "several workers need a Redis"
     assert "server:" not in config_yaml, "running_workers writes the server block itself"
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -176,7 +178,9 @@ def _signal_worker(process: subprocess.Popen[bytes], sent: signal.Signals) -> No
         os.killpg(process.pid, sent)
 
 
-def _worker_environment(config: Path, redis_url: str, db_url: str, port: int) -> dict[str, str]:
+def _worker_environment(
+    config: Path, redis_url: str | None, db_url: str, port: int
+) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -186,13 +190,16 @@ def _worker_environment(config: Path, redis_url: str, db_url: str, port: int) ->
     env.update(
         INTENT_UI_CONFIG=str(config),
         DB_URL=db_url,
-        REFLEX_REDIS_URL=redis_url,
         REFLEX_API_URL=f"http://localhost:{port}",
         REFLEX_DEPLOY_URL=f"http://localhost:{port}",
         REFLEX_FRONTEND_PORT=str(port),
         REFLEX_BACKEND_PORT=str(port),
         REFLEX_ENV_MODE="prod",
     )
+    if redis_url is not None:
+        env["REFLEX_REDIS_URL"] = redis_url
+    else:  # one process: the UI state in its memory
+        env.pop("REFLEX_REDIS_URL", None)
     return env
 
 

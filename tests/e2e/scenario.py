@@ -19,6 +19,7 @@ from typing import Any
 from playwright.sync_api import Page
 from reflex.testing import AppHarness
 
+from tests.e2e.tabs import ask
 from tests.support.sse_server import ReplayServer, Script
 from tests.support.wire import openai_chunks
 
@@ -100,8 +101,7 @@ def send(page: Page, app: AppHarness, text: str) -> None:
     """Open the chat page and send `text` (into the conversation the browser last had open)."""
     assert app.frontend_url is not None
     page.goto(app.frontend_url)
-    page.get_by_test_id("chat-input").fill(text)
-    page.get_by_test_id("send-button").click()
+    ask(page, text)
 
 
 def openai_config(server: ReplayServer, extra: str = "") -> str:

@@ -24,6 +24,7 @@ from reflex.testing import AppHarness
 from tests.e2e.axe import assert_accessible
 from tests.e2e.harness import add_password_users, github_mcp_block, running_app
 from tests.e2e.scenario import Scenario, calls_script, openai_config
+from tests.e2e.tabs import ask
 from tests.support.sse_server import ReplayServer
 
 pytestmark = pytest.mark.e2e
@@ -100,11 +101,6 @@ def signed_in(open_page: Callable[..., Page], app: AppHarness, scheme: str) -> P
 
 def search(call_id: str, intent: str, query: str) -> tuple[str, str, dict[str, str]]:
     return (call_id, "search_code", {"intent": intent, "query": query})
-
-
-def ask(page: Page, text: str) -> None:
-    page.get_by_test_id("chat-input").fill(text)
-    page.get_by_test_id("send-button").click()
 
 
 def test_the_chat_page_while_a_turn_streams_and_once_it_finished(

@@ -6,7 +6,8 @@ the reader approves it once, denies it with a reason the model reads, edits its
 arguments (intent included), or allows the tool for the rest of the conversation or for
 the agent; a reload and a second tab show the same waiting card, and the first answer
 wins. A question (`ask_user_question`) is answered in the chat and resumes the turn. A
-server restart while a call waits ends the turn saying so (it cannot resume).
+server restart while a call waits shows it waiting again, and approving it then runs the
+call and finishes the turn.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -50,7 +52,7 @@ def demo_config(workspace: Path) -> str:
     return f"endpoints:\n  - kind: demo\n    pacing_ms: 2\nworkspace: {workspace}\n"
 
 
-def add_agent(workdir: Path, name: str, tool_options: dict[str, object]) -> None:
+def add_agent(workdir: Path, name: str, tool_options: Mapping[str, Mapping[str, Any]]) -> None:
     """An agent of the local user's, stored before the app starts."""
     workdir.mkdir(parents=True, exist_ok=True)
     url = f"sqlite:///{database_path(workdir)}"
@@ -334,7 +336,7 @@ def test_always_for_this_agent_is_stored_in_the_agent(
     expect(toggle).to_have_attribute("aria-pressed", "false", timeout=FIRST_LOAD_MS)
 
 
-def test_a_restart_while_a_call_waits_ends_the_turn_saying_so(
+def test_a_restart_while_a_call_waits_asks_again_and_approving_finishes_the_turn(
     browser: Browser, tmp_path: Path
 ) -> None:
     workspace = tmp_path / "workspace"
@@ -360,16 +362,15 @@ def test_a_restart_while_a_call_waits_ends_the_turn_saying_so(
             page.goto(second.frontend_url)
             # Another port is another origin: the page does not remember the chat.
             page.get_by_test_id("conversation-title").first.click(timeout=FIRST_LOAD_MS)
-            turn = last_turn(page)
-            expect(turn.get_by_test_id("chat-error")).to_contain_text(
-                "The server restarted while this turn waited for you.", timeout=FIRST_LOAD_MS
-            )
-            card = turn.get_by_test_id("approval-card")
-            expect(card).to_have_attribute("data-state", "expired")
-            expect(card.get_by_test_id("approval-decision")).to_have_text(
-                "Not decided: the turn ended first"
-            )
+            card = waiting_card(page)  # asked again, as it was before the restart
             expect(card.get_by_test_id("approval-intent")).to_have_text(f"Approve: {INTENT}")
-        assert (workspace / "migrations" / "staging" / "0001.sql").exists()
+            assert (workspace / "migrations" / "staging" / "0001.sql").exists()
+            card.get_by_test_id("approval-approve").click()
+            expect(card.get_by_test_id("approval-decision")).to_have_text("Approved by you · once")
+            turn = last_turn(page)
+            expect(turn.get_by_test_id("tool-call")).to_have_attribute("data-state", "settled")
+            expect(turn).to_have_attribute("data-status", "complete", timeout=FIRST_LOAD_MS)
+            expect(turn.get_by_test_id("chat-error")).to_have_count(0)
+        assert not (workspace / "migrations" / "staging").exists()
     finally:
         context.close()

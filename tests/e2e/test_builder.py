@@ -9,9 +9,7 @@ fixture, read back here through the store to check what was written.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -24,6 +22,8 @@ from intent_ui.store import agents as agent_store
 from intent_ui.store.db import init_db
 from intent_ui.store.models import LOCAL_USER_ID
 from tests.e2e.harness import LOOPBACK_ACTIONS, github_mcp_block, running_app
+from tests.e2e.tabs import new_agent
+from tests.support.loopback import serve_get
 
 pytestmark = pytest.mark.e2e
 
@@ -82,18 +82,6 @@ def open_builder(page: Page, app: AppHarness) -> None:
 
 def toggle(page: Page, tool_id: str) -> Locator:
     return page.locator(f'[data-testid="describe-intent-toggle"][data-tool="{tool_id}"]')
-
-
-def new_agent(page: Page, name: str) -> str:
-    """Create and save an agent; returns its id."""
-    page.get_by_test_id("agent-new").click()
-    page.get_by_test_id("agent-name").fill(name)
-    page.get_by_test_id("agent-save").click()
-    row = page.get_by_test_id("agent-row").filter(has_text=name)
-    expect(row).to_have_count(1)
-    agent_id = row.get_attribute("data-agent-id")
-    assert agent_id
-    return agent_id
 
 
 def stored_options(engine: Engine, agent_id: str) -> dict[str, dict[str, object]]:
@@ -245,25 +233,8 @@ PETS_OPENAPI = {
 @pytest.fixture
 def openapi_url() -> Iterator[str]:
     """A loopback server answering every GET with the Pets document."""
-
-    class Serve(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = json.dumps(PETS_OPENAPI).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Serve)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/openapi.json"
-    server.shutdown()
-    server.server_close()
+    with serve_get(json.dumps(PETS_OPENAPI).encode()) as site:
+        yield f"{site}/openapi.json"
 
 
 def test_openapi_import_from_a_url(app: AppHarness, page: Page, openapi_url: str) -> None:

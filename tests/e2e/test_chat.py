@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Literal
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Dialog, Page, expect
 from reflex.testing import AppHarness
 
 from tests.e2e.harness import LOOPBACK_ACTIONS, github_mcp_block, running_app
@@ -24,6 +24,7 @@ from tests.e2e.scenario import (
     reply,
     send,
 )
+from tests.support.loopback import serve_get
 from tests.support.sse_server import ReplayServer
 
 pytestmark = pytest.mark.e2e
@@ -169,7 +170,12 @@ def test_markup_in_an_intent_renders_as_text(
     app: AppHarness, page: Page, scenario: Scenario
 ) -> None:
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def dismiss(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
     intent = "Checking <img src=x onerror=alert(1)> payload"
     scenario.first = calls_script([search("call_x", intent, "x")])
     send(page, app, "Try the markup")
@@ -202,7 +208,11 @@ def test_a_reply_image_is_never_loaded_and_links_show_their_target(
 def test_reduced_motion_removes_the_shimmer(
     app: AppHarness, browser: Browser, scenario: Scenario
 ) -> None:
-    for motion, expected in (("no-preference", "iu-shimmer"), ("reduce", "none")):
+    motions: tuple[tuple[Literal["no-preference", "reduce"], str], ...] = (
+        ("no-preference", "iu-shimmer"),
+        ("reduce", "none"),
+    )
+    for motion, expected in motions:
         release = threading.Event()
         scenario.first = calls_script(
             [search("call_m", "Searching with motion settings", "m")],
@@ -264,25 +274,8 @@ def test_agent_with_describe_intent_off_shows_default_labels_for_that_tool(
 def pets_api() -> Iterator[tuple[str, list[str]]]:
     """A loopback REST API the imported action calls; records the paths it served."""
     seen: list[str] = []
-
-    class Serve(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            seen.append(self.path)
-            body = json.dumps([{"name": "Rex"}, {"name": "Tom"}]).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    api = ThreadingHTTPServer(("127.0.0.1", 0), Serve)
-    threading.Thread(target=api.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{api.server_address[1]}", seen
-    api.shutdown()
-    api.server_close()
+    with serve_get(json.dumps([{"name": "Rex"}, {"name": "Tom"}]).encode(), seen=seen) as api:
+        yield api, seen
 
 
 def test_chat_calls_an_imported_action_with_its_intent(

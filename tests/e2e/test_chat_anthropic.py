@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 from reflex.testing import AppHarness
 
 from tests.e2e.harness import github_mcp_block, running_app
+from tests.e2e.scenario import send
 from tests.support.sse_server import ReplayServer, Script
 from tests.support.wire import anthropic_events
 
@@ -50,10 +51,7 @@ def app(server: ReplayServer, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 def test_anthropic_stream_labels_each_call(app: AppHarness, page: Page, server: ReplayServer):
-    assert app.frontend_url
-    page.goto(app.frontend_url)
-    page.get_by_test_id("chat-input").fill("Search the repo twice")
-    page.get_by_test_id("send-button").click()
+    send(page, app, "Search the repo twice")
     cards = page.get_by_test_id("tool-call")
     expect(cards.nth(1)).to_have_attribute("data-state", "settled")
     expect(cards.nth(0)).to_have_attribute("data-state", "settled")

@@ -9,7 +9,7 @@ from playwright.sync_api import Page, expect
 from reflex.testing import AppHarness
 
 from tests.e2e.harness import github_mcp_block, running_app
-from tests.e2e.scenario import Scenario, calls_script, openai_config
+from tests.e2e.scenario import Scenario, calls_script, openai_config, send
 from tests.support.sse_server import ReplayServer
 
 pytestmark = pytest.mark.e2e
@@ -32,10 +32,7 @@ def test_capability_off_restores_used_2_tools(
             ("call_b", "search_code", {"query": "oauth"}),
         ]
     )
-    assert app.frontend_url is not None
-    page.goto(app.frontend_url)
-    page.get_by_test_id("chat-input").fill("Search the repo twice")
-    page.get_by_test_id("send-button").click()
+    send(page, app, "Search the repo twice")
     cards = page.get_by_test_id("tool-call")
     expect(cards.nth(1)).to_have_attribute("data-state", "settled")
     expect(cards.nth(0)).to_have_attribute("data-state", "settled")

@@ -13,6 +13,7 @@ from reflex.testing import AppHarness
 
 from tests.e2e.axe import assert_accessible
 from tests.e2e.harness import running_app
+from tests.e2e.tabs import ask
 
 pytestmark = pytest.mark.e2e
 
@@ -53,11 +54,6 @@ def in_order(page: Page) -> list[str]:
     return [
         str(testid) for testid in rows.evaluate_all("(els) => els.map((e) => e.dataset.testid)")
     ]
-
-
-def ask(page: Page, text: str) -> None:
-    page.get_by_test_id("chat-input").fill(text)
-    page.get_by_test_id("send-button").click()
 
 
 def test_the_divider_shows_where_compaction_happened_and_opens_to_the_ledger(

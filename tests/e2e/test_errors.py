@@ -20,7 +20,8 @@ from reflex.testing import AppHarness
 
 from tests.e2e.harness import running_app
 from tests.e2e.scenario import Scenario, calls_script, openai_config, reply
-from tests.support.sse_server import ReplayServer, Script, free_port
+from tests.support.loopback import free_port
+from tests.support.sse_server import ReplayServer, Script
 from tests.support.wire import openai_chunks
 
 pytestmark = pytest.mark.e2e

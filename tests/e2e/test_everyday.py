@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Literal
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Page, expect
 from reflex.testing import AppHarness
 
 from tests.e2e.axe import assert_accessible
@@ -46,15 +46,9 @@ def app(server: ReplayServer, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 @pytest.fixture
-def clipboard_page(browser: Browser) -> Iterator[Page]:
+def clipboard_page(open_page: Callable[..., Page]) -> Page:
     """A page whose context may read and write the clipboard; fails on page errors."""
-    context: BrowserContext = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert not errors, f"page errors: {errors}"
+    return open_page(permissions=["clipboard-read", "clipboard-write"])
 
 
 def text_then_a_call_then_code(scenario: Scenario) -> None:

@@ -9,9 +9,7 @@ public pages reaching local addresses gets in the way: only the app decides.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
@@ -20,6 +18,8 @@ from reflex.config import get_config
 from reflex.testing import AppHarness
 
 from tests.e2e.harness import running_app
+from tests.e2e.scenario import send
+from tests.support.loopback import serve_get
 
 pytestmark = pytest.mark.e2e
 
@@ -55,24 +55,9 @@ def event_socket_url() -> str:
 @pytest.fixture(scope="module")
 def foreign_site() -> Iterator[str]:
     """Another web app on this machine (any page the user visits would do)."""
-
-    class Serve(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = b"<!doctype html><title>another site</title><h1>another site</h1>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            """Quiet."""
-
-    site = ThreadingHTTPServer(("127.0.0.1", 0), Serve)
-    threading.Thread(target=site.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{site.server_address[1]}/"
-    site.shutdown()
-    site.server_close()
+    page = b"<!doctype html><title>another site</title><h1>another site</h1>"
+    with serve_get(page, "text/html") as site:
+        yield f"{site}/"
 
 
 def test_a_foreign_page_cannot_open_the_event_socket(
@@ -104,15 +89,13 @@ def preflight_from(origin: str) -> httpx.Response:
 
 
 def test_the_apps_own_page_still_connects_and_chats(app: AppHarness, page: Page) -> None:
-    assert app.frontend_url
-    page.goto(app.frontend_url)
-    page.get_by_test_id("chat-input").fill("list the files")
-    page.get_by_test_id("send-button").click()
+    send(page, app, "list the files")
     reply = page.get_by_test_id("assistant-message")
     expect(reply).to_have_count(1, timeout=FIRST_LOAD_MS)
     expect(reply).to_have_attribute("data-status", "complete")
     # The same probe the foreign page ran, from the app's own origin.
     assert page.evaluate(OPEN_EVENT_SOCKET, event_socket_url()) == "open"
     assert page.evaluate(FETCH_STATUS, f"{backend_url()}/ping") == 200
+    assert app.frontend_url is not None
     own = app.frontend_url.rstrip("/")
     assert preflight_from(own).headers["access-control-allow-origin"] == own

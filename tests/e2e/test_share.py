@@ -21,6 +21,7 @@ from reflex.testing import AppHarness
 from tests.e2e.axe import assert_accessible
 from tests.e2e.harness import add_password_users, running_app
 from tests.e2e.scenario import Scenario, calls_script, openai_config, reply
+from tests.e2e.tabs import Tab, ask, url_of
 from tests.support.sse_server import ReplayServer
 
 pytestmark = pytest.mark.e2e
@@ -62,27 +63,6 @@ def app(server: ReplayServer, tmp_path_factory: pytest.TempPathFactory) -> Itera
     extra = f"workspace: {workdir}\nauth:\n  mode: password\n  secret: {SESSION_SECRET}\n"
     with running_app(workdir, openai_config(server, extra)) as harness:
         yield harness
-
-
-class Tab:
-    """A page in a browser context of its own; a page error fails the test."""
-
-    def __init__(self, browser: Browser, contexts: list[BrowserContext]) -> None:
-        context = browser.new_context()
-        contexts.append(context)
-        self.page = context.new_page()
-        self.errors: list[str] = []
-        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-
-
-def url_of(app: AppHarness, path: str = "/") -> str:
-    assert app.frontend_url is not None
-    return app.frontend_url.rstrip("/") + path
-
-
-def ask(page: Page, text: str) -> None:
-    page.get_by_test_id("chat-input").fill(text)
-    page.get_by_test_id("send-button").click()
 
 
 def owner_with_a_shared_conversation(app: AppHarness, owner: Tab) -> str:
@@ -132,14 +112,21 @@ def read_only(page: Page) -> None:
     expect(page.get_by_test_id("tool-call-args")).to_have_count(0)
 
 
+def held_turn(scenario: Scenario) -> tuple[threading.Event, threading.Event]:
+    """The next turn's calls wait at HELD_AT, and its reply at PARTIAL, until the test sets
+    the first event, then the second."""
+    release, release_reply = threading.Event(), threading.Event()
+    scenario.first = calls_script(CALLS, hold_when=HELD_AT, release=release)
+    scenario.followup = reply(DONE, hold_when=PARTIAL, release=release_reply)
+    return release, release_reply
+
+
 def test_a_stranger_follows_the_running_turn_live_and_read_only(
     app: AppHarness, browser: Browser, contexts: list[BrowserContext], scenario: Scenario
 ) -> None:
     owner, stranger = Tab(browser, contexts), Tab(browser, contexts)
     url = owner_with_a_shared_conversation(app, owner)
-    release, release_reply = threading.Event(), threading.Event()
-    scenario.first = calls_script(CALLS, hold_when=HELD_AT, release=release)
-    scenario.followup = reply(DONE, hold_when=PARTIAL, release=release_reply)
+    release, release_reply = held_turn(scenario)
     try:
         ask(owner.page, QUESTION)
         expect(owner.page.get_by_test_id("tool-call-label")).to_have_text("Pla")
@@ -179,9 +166,7 @@ def test_revoking_the_link_stops_the_strangers_page_and_a_reload_shows_nothing(
 ) -> None:
     owner, stranger = Tab(browser, contexts), Tab(browser, contexts)
     url = owner_with_a_shared_conversation(app, owner)
-    release, release_reply = threading.Event(), threading.Event()
-    scenario.first = calls_script(CALLS, hold_when=HELD_AT, release=release)
-    scenario.followup = reply(DONE, hold_when=PARTIAL, release=release_reply)
+    release, release_reply = held_turn(scenario)
     try:
         ask(owner.page, QUESTION)
         page = stranger_opens(stranger, app, url)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, expect
+from playwright.sync_api import Browser, expect
 from reflex.testing import AppHarness
 
 from intent_ui.store import users as user_store
@@ -26,10 +26,10 @@ from intent_ui.store.capture_events import add_capture_events
 from intent_ui.store.db import init_db
 from tests.e2e.harness import database_path, running_app
 from tests.e2e.scenario import Scenario, calls_script, reply
+from tests.e2e.tabs import Tab, ask, url_of
 from tests.e2e.test_users import (
     FIRST_LOAD_MS,
     SESSION_SECRET,
-    ask,
     monkeypatch_db_url,
     sign_in,
     wait_for_reply,
@@ -87,30 +87,6 @@ def app(server: ReplayServer, tmp_path_factory: pytest.TempPathFactory) -> Itera
     )
     with running_app(workdir, config) as harness:
         yield harness
-
-
-class Tab:
-    """A page in a browser context of its own, keeping every websocket frame it got."""
-
-    def __init__(self, browser: Browser, contexts: list[BrowserContext]) -> None:
-        context = browser.new_context()
-        contexts.append(context)
-        self.page = context.new_page()
-        self.frames: list[str] = []
-        self.errors: list[str] = []
-        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-        self.page.on(
-            "websocket",
-            lambda socket: socket.on("framereceived", lambda f: self.frames.append(str(f))),
-        )
-
-    def received(self, text: str, since: int = 0) -> bool:
-        return any(text in frame for frame in self.frames[since:])
-
-
-def url_of(app: AppHarness, path: str = "/") -> str:
-    assert app.frontend_url is not None
-    return app.frontend_url.rstrip("/") + path
 
 
 def signed_in(tab: Tab, app: AppHarness, name: str) -> None:

@@ -76,14 +76,6 @@ def engine(app: AppHarness, workdir: Path) -> Engine:
     return init_db(f"sqlite:///{database_path(workdir)}")
 
 
-@pytest.fixture
-def contexts(browser: Browser) -> Iterator[list[BrowserContext]]:
-    made: list[BrowserContext] = []
-    yield made
-    for context in made:
-        context.close()
-
-
 def signed_in(browser: Browser, contexts: list[BrowserContext], app: AppHarness, name: str) -> Page:
     """A tab of its own (cookies and all) signed in as `name`, on the chat page."""
     assert app.frontend_url is not None

@@ -37,6 +37,7 @@ from intent_ui.ui.builder_state import AgentsState
 from intent_ui.ui.chat_state import ChatState
 from intent_ui.ui.live_view import LiveView
 from tests.e2e.harness import running_app
+from tests.e2e.tabs import ask, new_agent
 
 pytestmark = pytest.mark.e2e
 
@@ -83,11 +84,6 @@ def round_trip(page: Page) -> None:
     expect(box).to_be_visible()
     box.press("Enter")
     expect(box).to_have_count(0)
-
-
-def ask(page: Page, text: str) -> None:
-    page.get_by_test_id("chat-input").fill(text)
-    page.get_by_test_id("send-button").click()
 
 
 def wait_for_reply(page: Page, count: int) -> None:
@@ -206,13 +202,7 @@ def test_neither_user_can_reach_the_others_agent(
     agents_url = url.rstrip("/") + "/agents"
     alice = open_as(browser, contexts, agents_url, as_user("alice"))
     expect(alice.get_by_test_id("agent-new")).to_be_visible(timeout=FIRST_LOAD_MS)
-    alice.get_by_test_id("agent-new").click()
-    alice.get_by_test_id("agent-name").fill("Alice's reviewer")
-    alice.get_by_test_id("agent-save").click()
-    row = alice.get_by_test_id("agent-row").filter(has_text="Alice's reviewer")
-    expect(row).to_have_count(1)
-    agent_id = row.get_attribute("data-agent-id")
-    assert agent_id
+    agent_id = new_agent(alice, "Alice's reviewer")
 
     bob = open_as(browser, contexts, agents_url, as_user("bob"))
     expect(bob.get_by_test_id("agent-new")).to_be_visible(timeout=FIRST_LOAD_MS)
@@ -246,14 +236,9 @@ def test_a_shared_agent_is_read_only_for_others(
     agents_url = url.rstrip("/") + "/agents"
     carol = open_as(browser, contexts, agents_url, as_user("carol"))
     expect(carol.get_by_test_id("agent-new")).to_be_visible(timeout=FIRST_LOAD_MS)
-    carol.get_by_test_id("agent-new").click()
-    carol.get_by_test_id("agent-name").fill("Team helper")
-    carol.get_by_test_id("agent-save").click()
-    expect(carol.get_by_test_id("agent-row")).to_have_count(1)
+    agent_id = new_agent(carol, "Team helper")
     carol.get_by_test_id("agent-share").click()
     expect(carol.get_by_test_id("agent-share")).to_have_attribute("aria-pressed", "true")
-    agent_id = carol.get_by_test_id("agent-row").get_attribute("data-agent-id")
-    assert agent_id
 
     dave = open_as(browser, contexts, agents_url, as_user("dave"))
     shared = dave.get_by_test_id("agent-row").filter(has_text="Team helper")

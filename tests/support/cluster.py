@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -21,7 +22,11 @@ from intent_ui.agent.cluster import Cluster, ClusterConfig
 from intent_ui.agent.live import LiveTurns
 from intent_ui.agent.session import TurnSession, TurnSessions
 from intent_ui.config import AppConfig
+from intent_ui.core.patches import apply_ops
+from intent_ui.core.turn import TurnView
+from intent_ui.store.turns import load_events
 from tests.support.scripted_runtime import ScriptedRun, ScriptedRuntime
+from tests.support.wire import decode_sse
 
 APP_CONFIG = AppConfig.model_validate({"endpoints": [{"kind": "demo"}]})
 
@@ -108,3 +113,33 @@ async def until(check: Callable[[], object], *, limit_s: float = 20.0) -> None:
     async with asyncio.timeout(limit_s):
         while not check():
             await asyncio.sleep(0.01)
+
+
+async def read_all(stream: AsyncIterator[bytes]) -> bytes:
+    return b"".join([chunk async for chunk in stream])
+
+
+async def page_store(body: bytes) -> dict[str, object]:
+    """What a page holds after the SSE `body` (raises on a gap or a repeat)."""
+    store: dict[str, object] = {}
+    lengths: dict[str, int] = {}
+    events = await decode_sse([body])
+    assert events[-1].event == "end"
+    for event in events:
+        if event.event == "message":
+            apply_ops(store, json.loads(event.data)["ops"], lengths)
+    store.pop("announce", None)
+    return store
+
+
+async def read_page(stream: AsyncIterator[bytes]) -> dict[str, object]:
+    """What a page holds after reading `stream` to its end."""
+    return await page_store(await read_all(stream))
+
+
+def labels(view: TurnView) -> list[str]:
+    return [view.card_label(call.call_id) for call in view.calls()]
+
+
+def stored(engine: Engine, message_id: str) -> TurnView:
+    return TurnView.replay(load_events(engine, message_id))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from intent_ui.core.events import (
@@ -92,6 +93,11 @@ async def settle() -> None:
 
 def _e(kind: Any, *args: Any, **kwargs: Any) -> Make:
     return lambda seq: kind(seq, *args, **kwargs)
+
+
+def restamped(event: TurnEvent) -> Make:
+    """An event built elsewhere, sent with the session's next seq in place of its own."""
+    return lambda seq: replace(event, seq=seq)
 
 
 C1_ARGS = '{"intent": "Searching for OAuth handling", "query": "oauth"}'

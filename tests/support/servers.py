@@ -10,6 +10,9 @@ neither reach nor start one fails the tests that need it, saying what to install
 The servers on 6379 and 5432 are shared with whatever else runs on the machine (other
 test runs, the app): a test never flushes Redis nor touches a database it did not make.
 Each test session gets a database of its own (`postgres_database`), dropped afterwards.
+A test that stops a server (a restart mid-turn) takes a private one whatever runs here
+(`private_redis_server`, `private_postgres_server`: a `PrivateServer` it may `stop` and
+`start` again), so the shared ones are never touched.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import glob
 import os
 import secrets
 import shutil
-import socket
+import signal
 import subprocess
 import tempfile
 import time
@@ -30,14 +33,19 @@ import psycopg
 import redis
 from psycopg import sql
 
+from tests.support.loopback import free_port
+
 __all__ = [
     "LOCAL",
     "POSTGRES_PORT",
     "REDIS_PORT",
+    "PrivateServer",
     "ServerUnavailable",
     "free_port",
     "postgres_database",
     "postgres_server",
+    "private_postgres_server",
+    "private_redis_server",
     "redis_server",
 ]
 
@@ -51,13 +59,6 @@ START_TIMEOUT_S = 60.0
 
 class ServerUnavailable(RuntimeError):
     """No server answers and none could be started; the message says what to install."""
-
-
-def free_port() -> int:
-    """A TCP port on loopback that nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind((LOCAL, 0))
-        return int(probe.getsockname()[1])
 
 
 # --- Redis -------------------------------------------------------------------------------
@@ -82,15 +83,25 @@ def redis_server() -> Iterator[str]:
     if redis_answers(shared):
         yield shared
         return
+    with private_redis_server() as server:
+        yield server.url
+
+
+@contextlib.contextmanager
+def private_redis_server() -> Iterator[PrivateServer]:
+    """A Redis of the caller's own (nothing kept on disk: a restart starts it empty), for
+    tests that stop it; stopped when the block ends."""
     binary = _debian_program("redis-server", package="redis-server")
     port = free_port()
     url = f"redis://{LOCAL}:{port}/0"
     with tempfile.TemporaryDirectory(prefix="intent-ui-redis-") as folder:
         command = [binary, "--bind", LOCAL, "--port", str(port), "--save", "", "--appendonly"]
         command += ["no", "--dir", folder, "--daemonize", "no"]
-        with _running(command, Path(folder) / "redis.log") as process:
-            _wait_until(lambda: redis_answers(url), process, "redis-server", Path(folder))
-            yield url
+        server = PrivateServer(
+            "redis-server", url, command, Path(folder), lambda: redis_answers(url)
+        )
+        with server.running():
+            yield server
 
 
 # --- PostgreSQL --------------------------------------------------------------------------
@@ -113,6 +124,15 @@ def postgres_server() -> Iterator[str]:
     if postgres_answers(LOCAL, POSTGRES_PORT):
         yield _server_url(LOCAL, POSTGRES_PORT)
         return
+    with private_postgres_server() as server:
+        yield server.url
+
+
+@contextlib.contextmanager
+def private_postgres_server() -> Iterator[PrivateServer]:
+    """A PostgreSQL cluster of the caller's own (its data kept across `stop` and
+    `start`), for tests that restart it; `url` has no database name, as
+    `postgres_server`'s. Stopped and thrown away when the block ends."""
     bindir = _postgres_bindir()
     port = free_port()
     folder = Path(tempfile.mkdtemp(prefix="intent-ui-postgres-"))
@@ -126,10 +146,19 @@ def postgres_server() -> Iterator[str]:
         command = [*as_owner, str(bindir / "postgres"), "-D", str(data), "-p", str(port)]
         command += ["-k", str(folder), "-c", f"listen_addresses={LOCAL}", "-c", "fsync=off"]
         command += ["-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
-        with _running(command, folder / "postgres.log") as process:
-            ready = lambda: postgres_answers(LOCAL, port)  # noqa: E731
-            _wait_until(ready, process, "postgres", folder)
-            yield _server_url(LOCAL, port)
+        ready = lambda: postgres_answers(LOCAL, port)  # noqa: E731
+        # SIGINT: a fast shutdown, which ends the clients' connections (SIGTERM's smart
+        # one waits for them to leave, and a pool never leaves).
+        server = PrivateServer(
+            "postgres",
+            _server_url(LOCAL, port),
+            command,
+            folder,
+            ready,
+            stop_signal=signal.SIGINT,
+        )
+        with server.running():
+            yield server
     except subprocess.CalledProcessError as exc:
         said = exc.stderr.decode(errors="replace").strip() if exc.stderr else ""
         raise ServerUnavailable(f"initdb failed: {said}") from None
@@ -197,6 +226,52 @@ def _as_postgres_user(folder: Path) -> list[str]:
 # --- shared ------------------------------------------------------------------------------
 
 
+class PrivateServer:
+    """A server process of the tests' own at `url`, which a test may `stop` (with
+    `stop_signal`) and `start` again on the same port."""
+
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        command: list[str],
+        folder: Path,
+        ready: Callable[[], bool],
+        *,
+        stop_signal: signal.Signals = signal.SIGTERM,
+    ) -> None:
+        self.name = name
+        self._stop_signal = stop_signal
+        self.url = url
+        self._command = command
+        self._folder = folder
+        self._ready = ready
+        self._process: subprocess.Popen[bytes] | None = None
+        self._starts = 0
+
+    def start(self) -> None:
+        """Start it (again) and wait until it answers."""
+        self._starts += 1
+        log = self._folder / f"{self.name}.{self._starts}.log"
+        with log.open("wb") as output:
+            self._process = subprocess.Popen(self._command, stdout=output, stderr=subprocess.STDOUT)
+        _wait_until(self._ready, self._process, self.name, self._folder)
+
+    def stop(self) -> None:
+        """Stop it; what it held in memory is gone."""
+        if self._process is not None:
+            _stop(self._process, self._stop_signal)
+            self._process = None
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        self.start()
+        try:
+            yield
+        finally:
+            self.stop()
+
+
 def _debian_program(name: str, *, package: str) -> str:
     """The path of `name`, installing Debian's `package` first when it is missing."""
     found = shutil.which(name)
@@ -226,21 +301,13 @@ def _apt_install(package: str) -> None:
     )
 
 
-@contextlib.contextmanager
-def _running(command: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """Run `command` (its output into `log`) until the block ends, then stop it."""
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+def _stop(process: subprocess.Popen[bytes], sent: signal.Signals) -> None:
+    process.send_signal(sent)
     try:
-        yield process
-    finally:
-        # SIGTERM: redis-server exits at once, postgres does a "smart" then fast shutdown.
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _wait_until(

@@ -105,14 +105,6 @@ Responder = Callable[[Any, int], Script]
 request this server received before this one (0 for the first)."""
 
 
-def free_port() -> int:
-    """A loopback port nothing listens on now: connecting to it is refused, and a
-    `ReplayServer(port=...)` may serve on it later."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class ReplayServer:
     """A threaded loopback HTTP/1.1 server replaying `Script`s; see the module docstring."""
 
@@ -314,7 +306,7 @@ class _Handler(BaseHTTPRequestHandler):
         if length is not None:
             return self.rfile.read(int(length))
         if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            parts = []
+            parts: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
                 if size == 0:

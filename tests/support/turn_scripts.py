@@ -18,6 +18,7 @@ from intent_ui.core.events import (
     GoalSelected,
     QuestionAnswered,
     QuestionAsked,
+    SubagentStarted,
     TextDelta,
     TurnDone,
     TurnEvent,
@@ -88,6 +89,10 @@ class Script:
 
     def answer(self, call_id: str, answer: str) -> Script:
         self.events.append(QuestionAnswered(self._seq, call_id, answer, at=self._at))
+        return self
+
+    def subagent(self, call_id: str, agent: str = "", model: str = "demo") -> Script:
+        self.events.append(SubagentStarted(self._seq, call_id, agent, model, at=self._at))
         return self
 
     def done(self, stop_reason: str = "end_turn", **kw: object) -> Script:
@@ -242,6 +247,23 @@ def stopped_while_waiting() -> list[TurnEvent]:
     return s.done("cancelled").events
 
 
+def subagent_with_approval() -> list[TurnEvent]:
+    """A `subagent` call whose child (the saved agent "Auditor") searches, then asks
+    before deleting: the approval waits in the parent turn, is approved, and the child's
+    answer settles the parent call."""
+    p = intent_args("Delegating the OAuth audit", task="audit the callback router")
+    g = intent_args("Searching for the callback router", pattern="callback")
+    d = intent_args("Deleting the stale callbacks", path="old_callbacks.py")
+    s = Script().start("s1", 0, tool="subagent").args("s1", p).complete("s1", p)
+    s.subagent("s1", "Auditor", "demo")
+    s.start("s1~c1", 0, tool="grep_search", parent="s1").args("s1~c1", g).complete("s1~c1", g)
+    s.settle("s1~c1", output="3 matches", outcome="Found 3 matches for callback")
+    s.start("s1~c2", 1, tool="delete_file", parent="s1").args("s1~c2", d).complete("s1~c2", d)
+    s.ask_approval("s1~c2").decide("s1~c2").settle("s1~c2", output="Deleted")
+    s.settle("s1", output="The audit found 3 callbacks.")
+    return s.text("The subagent found 3 callbacks.").done().events
+
+
 SCRIPTS: dict[str, Callable[[], list[TurnEvent]]] = {
     "parallel_out_of_order": parallel_out_of_order,
     "rounds_with_text_between": rounds_with_text_between,
@@ -253,5 +275,6 @@ SCRIPTS: dict[str, Callable[[], list[TurnEvent]]] = {
     "crowded_group": crowded_group,
     "approvals_and_question": approvals_and_question,
     "stopped_while_waiting": stopped_while_waiting,
+    "subagent_with_approval": subagent_with_approval,
 }
 """Every recorded-shape turn above, by name."""

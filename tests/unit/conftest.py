@@ -102,6 +102,16 @@ def engine(
 
 
 @pytest.fixture
+def oauth_demo(tmp_path: Path) -> AppConfig:
+    """The demo endpoint, unpaced, over a workspace (the test's folder) whose one file
+    mentions OAuth: a demo turn that searches for OAuth finds one match, in `auth.py`."""
+    (tmp_path / "auth.py").write_text("OAuth here\n")
+    return AppConfig.model_validate(
+        {"endpoints": [{"kind": "demo", "pacing_ms": 0}], "workspace": tmp_path}
+    )
+
+
+@pytest.fixture
 def serve_host(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Host]:
     """`serve_host(config, runtime=None)` builds the host of `config` (and `runtime`, a
     fake one or None) over the test's database, and makes it the host `get_host()`

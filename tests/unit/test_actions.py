@@ -29,7 +29,7 @@ from intent_ui.agent.tools.netguard import blocked_reason
 from intent_ui.core.capabilities.intent import is_intent_label_property
 from intent_ui.core.capabilities.selection import canonical_tool_options, resolve_opt_in
 from intent_ui.core.events import CallStarted
-from tests.unit.test_run_loop import ScriptedProvider, call, collect, end, make_run, of, settled
+from tests.support.run_loop import ScriptedProvider, call, collect, end, make_run, of, settled
 
 SLACK = {
     "openapi": "3.0.3",

@@ -11,10 +11,11 @@ from intent_ui.agent.activity import (
     build_summary_prompt,
     clean_summary,
 )
+from intent_ui.core.states import FinalState
 
 
 def entry(
-    status: str = "settled", outcome: str | None = "Found 3 matches for OAuth"
+    status: FinalState = "settled", outcome: str | None = "Found 3 matches for OAuth"
 ) -> SummaryEntry:
     return SummaryEntry(
         tool_name="grep_search",

@@ -35,7 +35,7 @@ def make_host(engine: Engine, tmp_path: Path, **config: Any) -> Any:
 
 def connected(peer: str, **headers: str) -> AuthState:
     """A state whose socket came from `peer` (the TCP peer) with these handshake headers."""
-    state = AuthState()  # type: ignore[call-arg]
+    state = AuthState()
     state.router = RouterData.from_router_data(
         {
             constants.RouteVar.HEADERS: {k.replace("_", "-"): v for k, v in headers.items()},

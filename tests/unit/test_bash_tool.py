@@ -18,8 +18,8 @@ from intent_ui.agent.tools.sandbox import Sandbox, SandboxLimits
 from intent_ui.config import AppConfig, EndpointConfig, SandboxConfig
 from intent_ui.core.capabilities.intent import INTENT_ARG, is_intent_label_property
 from intent_ui.core.events import CallStarted
+from tests.support.run_loop import ScriptedProvider, call, collect, end, make_run, of, settled
 from tests.support.sandbox import requires_sandbox
-from tests.unit.test_run_loop import ScriptedProvider, call, collect, end, make_run, of, settled
 
 LIMITS = SandboxLimits(wall_s=3, cpu_s=2, processes=16, output_bytes=4096)
 SANDBOXED = ["bash_tool", "run_tools_with_code"]
@@ -143,7 +143,7 @@ def test_both_sandboxed_tools_are_offered_where_the_sandbox_works(
 
 @requires_sandbox
 def test_without_programmatic_tools_only_bash_tool_is_offered(sandbox_workspace: Path) -> None:
-    config = AppConfig(workspace=sandbox_workspace, capabilities=["tool_intents"])
+    config = AppConfig(workspace=sandbox_workspace, capabilities=frozenset({"tool_intents"}))
     assert [name for name in _names(config) if name in SANDBOXED] == ["bash_tool"]
 
 

@@ -9,13 +9,13 @@ from intent_ui.core.builder import (
     BuilderTool,
     describe_all,
     effective_definition,
-    group_state,
     intent_ineligibility,
     option_default,
     option_eligible,
     option_keys,
     option_on,
     set_option,
+    source_state,
     visible_options,
 )
 from intent_ui.core.capabilities.intent import with_intent
@@ -223,7 +223,7 @@ def test_describe_all_sets_every_eligible_tool_of_the_server() -> None:
 def test_describe_all_sets_all_when_only_some_are_set() -> None:
     tools = [SEARCH, mcp("slow")]
     options = {"search_code_mcp_github": {"describe_intent": True}}
-    assert group_state(tools, options, ALL).all_on is False
+    assert source_state(tools, options, ALL).all_on is False
     result = describe_all(options, tools, ALL)
     assert all(option_on(t, result, "describe_intent") for t in tools)
 
@@ -247,7 +247,7 @@ def test_describe_all_leaves_ineligible_tools_alone() -> None:
 
 
 def test_describe_all_is_disabled_without_eligible_tools() -> None:
-    state = group_state([ISSUE], {}, ALL)
+    state = source_state([ISSUE], {}, ALL)
     assert state.disabled is True
     options: dict[str, Any] = {}
     assert describe_all(options, [ISSUE], ALL) is options
@@ -255,7 +255,7 @@ def test_describe_all_is_disabled_without_eligible_tools() -> None:
 
 def test_describe_all_over_natives_round_trips() -> None:
     tools = [native("read_file"), native("write_file")]
-    assert group_state(tools, {}, ALL).all_on is True
+    assert source_state(tools, {}, ALL).all_on is True
     cleared = describe_all({}, tools, ALL)
     assert cleared == {
         "read_file": {"describe_intent": False},

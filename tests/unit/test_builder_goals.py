@@ -21,6 +21,7 @@ def test_stored_rows_are_keyed_by_the_form_and_their_position() -> None:
 
 def test_a_new_goal_takes_the_next_number_no_goal_uses() -> None:
     edited = draft(goals=({**RESEARCH, "id": "goal-2"},)).add(GOAL, "k")
+    assert edited is not None
     assert [g["id"] for g in edited.goals] == ["goal-2", "goal-3"]
     assert edited.goal_keys == ("form:0", "k")
     assert edited.goals[1] == {"id": "goal-3", "description": "", "delegates": []}
@@ -28,6 +29,7 @@ def test_a_new_goal_takes_the_next_number_no_goal_uses() -> None:
 
 def test_a_new_goal_is_refused_until_it_is_described() -> None:
     edited = draft(goals=()).add(GOAL, "k")
+    assert edited is not None
     assert edited.problem() == "Goal 'goal-1': describe when the model should choose it"
     described = edited.set_text(GOAL, 0, "description", "Look around")
     assert described is not None and described.problem() == ""
@@ -77,6 +79,7 @@ def test_a_scope_serving_a_goal_the_agent_lacks_is_refused() -> None:
 
 def test_removing_a_scope_drops_its_key_with_it() -> None:
     two = draft(scopes=(REPO,)).add(SCOPE, "new")
+    assert two is not None
     assert [s["id"] for s in two.scopes] == ["repo", "scope-2"]
     one = two.remove(SCOPE, 0)
     assert one is not None and (one.scope_keys, one.scopes[0]["id"]) == (("new",), "scope-2")

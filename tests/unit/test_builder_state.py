@@ -30,6 +30,7 @@ from intent_ui.ui.builder_state import AgentsState
 from intent_ui.ui.builder_view import SourceVM
 from intent_ui.ui.host import Host
 from tests.support.openapi_bombs import ref_bomb
+from tests.support.sign_in import sign_in_as
 
 ALL = frozenset(CAPABILITY_OPTIONS)
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}}
@@ -65,6 +66,7 @@ ISSUE_PARAMS = {"type": "object", "properties": {"title": {}, "intent": {"type":
 class FakeRuntime:
     tools: list[Any]
     mcp_failures: dict[str, str] = field(default_factory=dict)
+    sandbox_unavailable: str | None = None
 
     actions: dict[str, list[Any]] = field(default_factory=dict)
 
@@ -80,6 +82,7 @@ def make_host(
     tmp_path: Path,
     capabilities: Any = ALL,
     endpoints: list[dict[str, Any]] | None = None,
+    sandbox_unavailable: str | None = None,
 ) -> Host:
     tools = [
         *file_tools(Workspace(tmp_path)),
@@ -94,7 +97,7 @@ def make_host(
             "endpoints": endpoints or [{"kind": "demo"}],
         }
     )
-    host = serve_host(config, FakeRuntime(tools))
+    host = serve_host(config, FakeRuntime(tools, sandbox_unavailable=sandbox_unavailable))
     catalogue(host, LOCAL_USER_ID, refresh=True)
     return host
 
@@ -105,7 +108,7 @@ def host(serve_host: Callable[..., Host], tmp_path: Path) -> Host:
 
 
 async def loaded() -> AgentsState:
-    state = AgentsState()  # type: ignore[call-arg]
+    state = AgentsState()
     await AgentsState.load_page.fn(state)
     return state
 
@@ -121,6 +124,16 @@ def source(state: AgentsState, key: str) -> SourceVM:
 async def saved_agent(state: AgentsState, name: str = "Reviewer") -> str:
     await AgentsState.save.fn(state, {"name": name, "instructions": "Be brief."})
     return state.agent_id
+
+
+async def test_where_the_sandbox_cannot_run_the_page_says_why(
+    serve_host: Callable[..., Host], tmp_path: Path
+) -> None:
+    make_host(serve_host, tmp_path, sandbox_unavailable="bubblewrap is not installed")
+    state = await loaded()
+    assert source(state, "native").note == (
+        "bash_tool and run_tools_with_code are not offered: bubblewrap is not installed."
+    )
 
 
 async def test_load_starts_a_draft_when_there_are_no_agents(host: Host) -> None:
@@ -444,18 +457,11 @@ async def test_action_option_under_the_underscore_spelling_shows_on(host: Host) 
 # --- users ------------------------------------------------------------------------------------
 
 
-def as_user(monkeypatch: pytest.MonkeyPatch, user: str) -> None:
-    async def current_user(self: Any, host: Host) -> str:
-        return user
-
-    monkeypatch.setattr(AgentsState, "current_user", current_user)
-
-
 async def test_another_users_agent_cannot_be_opened_duplicated_or_deleted(
     host: Host, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     alices = agent_store.create_agent(host.engine, owner="alice", name="Alice's")
-    as_user(monkeypatch, "bob")
+    sign_in_as(monkeypatch, "bob")
     state = await loaded()
     assert state.agents == []
     await AgentsState.open_agent.fn(state, alices.id)
@@ -469,11 +475,11 @@ async def test_another_users_agent_cannot_be_opened_duplicated_or_deleted(
 async def test_a_shared_agent_opens_read_only_for_others(
     host: Host, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    as_user(monkeypatch, "alice")
+    sign_in_as(monkeypatch, "alice")
     state = await loaded()
     agent_id = await saved_agent(state, "Reviewer")
     await AgentsState.toggle_shared.fn(state)
-    as_user(monkeypatch, "bob")
+    sign_in_as(monkeypatch, "bob")
     other = await loaded()
     assert [(a.name, a.shared, a.own) for a in other.agents] == [("Reviewer", True, False)]
     await AgentsState.open_agent.fn(other, agent_id)

@@ -184,3 +184,22 @@ def test_agent_rows_say_which_is_open_whose_it_is_and_what_it_uses() -> None:
         "Duplicate Reviewer",
         "Delete Reviewer",
     )
+
+
+def test_where_the_sandbox_cannot_run_the_native_section_says_why() -> None:
+    reason = "the sandbox is switched off in the configuration (sandbox: enabled: false)"
+    view = build_view(
+        [SEARCH],
+        tool_options={},
+        picked=[],
+        capabilities=ALL,
+        costs=COSTS,
+        sandbox_unavailable=reason,
+    )
+    native = view.sources[0]
+    assert (native.kind, native.tools) == ("native", [])
+    assert native.note == f"bash_tool and run_tools_with_code are not offered: {reason}."
+    assert next(s for s in view.sources if s.key == "github").note == ""
+    # Where it runs, nothing is said.
+    view = build_view([SEARCH], tool_options={}, picked=[], capabilities=ALL, costs=COSTS)
+    assert [source.note for source in view.sources] == [""]

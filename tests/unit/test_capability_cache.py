@@ -280,7 +280,7 @@ def test_a_frozen_definition_keeps_the_content_it_was_frozen_with() -> None:
         uncached(args(definitions=[third_party()]))
     )
     with pytest.raises(TypeError):
-        frozen["parameters"]["properties"]["query"]["type"] = "integer"  # type: ignore[index]
+        frozen["parameters"]["properties"]["query"]["type"] = "integer"
 
 
 def test_read_only_inputs_are_cached_too() -> None:

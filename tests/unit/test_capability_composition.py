@@ -9,6 +9,7 @@ and all four at once, with and without strict schemas.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import jsonschema
@@ -346,3 +347,27 @@ def test_background_injection_after_intent_is_append_only() -> None:
     labelled = inject_intent_param(third_party())
     both = inject_run_in_background_param(labelled)
     assert property_names(both)[: len(property_names(labelled))] == property_names(labelled)
+
+
+def test_options_naming_no_tool_of_the_turn_are_warned_with_the_name(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An agent's option for a tool it does not have (a typo, a removed server's tool)
+    takes no effect; whoever wrote it should learn so. An option that asks for nothing
+    (a stored `false`) is no surprise and passes quietly."""
+    options = {
+        "*": {"describe_intent": True},
+        "serch_code": {"describe_intent": True},
+        "gone_mcp_old": {"run_in_background": True, "defer_loading": True},
+        "quiet_one": {"require_approval": False},
+        "search_code": {"describe_intent": True},
+    }
+    with caplog.at_level(logging.WARNING):
+        apply_capabilities([third_party("search_code")], options, capabilities=ALL_CAPABILITIES)
+    warned = [r.getMessage() for r in caplog.records if "no tool of this turn" in r.getMessage()]
+    assert warned == [
+        "tool_options['gone_mcp_old'] (defer_loading, run_in_background) names no tool of "
+        "this turn, so it takes no effect.",
+        "tool_options['serch_code'] (describe_intent) names no tool of this turn, so it "
+        "takes no effect.",
+    ]

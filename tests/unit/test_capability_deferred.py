@@ -57,8 +57,9 @@ def test_definition_flag_and_wildcard_and_exclusions() -> None:
 
 
 def test_non_mapping_entries_stay_loaded() -> None:
-    result = apply_deferred_tools(["junk"], {"*": {"defer_loading": True}})  # type: ignore[list-item]
-    assert result.loaded == ["junk"]
+    junk: list[object] = ["junk"]
+    result = apply_deferred_tools(junk, {"*": {"defer_loading": True}})  # type: ignore[arg-type]
+    assert result.loaded == junk
 
 
 def test_deferred_definitions_come_from_the_registry() -> None:

@@ -33,7 +33,7 @@ def test_yaml_file_supplies_options_and_sink(tmp_path: Path) -> None:
         "intent:\n  required: false\n  exclude: [send_message]\nsink:\n  jsonl: out.jsonl\n",
     )
     resolved = resolve_intent(None, env)
-    assert resolved.options == IntentOptions(required=False, exclude={"send_message"})
+    assert resolved.options == IntentOptions(required=False, exclude=frozenset({"send_message"}))
     assert resolved.sink is not None and resolved.sink.jsonl == "out.jsonl"
 
 

@@ -4,11 +4,8 @@ by the `INTENT_CAPTURE_CONFIG` file, the way a deployed server would be configur
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import socket
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -16,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from intent_ui.core.capture import CONTEXT_ARG
 from tests.support.capture_servers import ServerKind
+from tests.support.loopback import mcp_over_http
 
 SCRIPT = Path(__file__).resolve().parents[1] / "support" / "capture_server.py"
 
@@ -47,32 +45,13 @@ async def _over_stdio(kind: ServerKind, env: dict[str, str]) -> AsyncIterator[Cl
 
 @asynccontextmanager
 async def _over_http(kind: ServerKind, env: dict[str, str]) -> AsyncIterator[ClientSession]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, str(SCRIPT), kind, "--http", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(200):  # wait for the port to accept (bounded: 10 s)
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                await asyncio.sleep(0.05)
-        url = f"http://127.0.0.1:{port}/mcp"
-        async with (
-            streamable_http_client(url) as (read, write, _session_id),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    async with (
+        mcp_over_http([str(SCRIPT), kind], env) as url,
+        streamable_http_client(url) as (read, write, _session_id),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 @pytest.fixture(params=[_over_stdio, _over_http], ids=["stdio", "streamable-http"])
@@ -100,7 +79,9 @@ async def test_wrapped_server_advertises_captures_and_records(
 
     assert tools["book_car"].inputSchema["required"][-1] == CONTEXT_ARG
     assert CONTEXT_ARG not in tools["refresh_map"].inputSchema["required"]
-    assert json.loads(captured.content[0].text)["args"] == {"city": "Munich", "days": 2}
+    block = captured.content[0]
+    assert isinstance(block, types.TextContent)
+    assert json.loads(block.text)["args"] == {"city": "Munich", "days": 2}
     assert not bare.isError and not widget.isError and failed.isError
 
     records = _records(log)

@@ -123,7 +123,7 @@ async def test_custom_description_is_advertised(
 async def test_excluded_tool_gets_no_context_and_keeps_a_stray_one(
     make_server: MakeServer, sink: RecordingSink
 ) -> None:
-    server = _wrapped(make_server, sink, IntentOptions(exclude={"send_message"}))
+    server = _wrapped(make_server, sink, IntentOptions(exclude=frozenset({"send_message"})))
     async with create_connected_server_and_client_session(server) as session:
         tools = await _tools(session)
         await session.call_tool("send_message", {"to": "Ana", "body": "Hi"})
@@ -371,7 +371,7 @@ async def test_fastmcp_tool_taking_the_request_context_as_context_still_gets_cap
     server = FastMCP("ctx")
 
     @server.tool()
-    async def whoami(name: str, context: Context) -> str:  # type: ignore[type-arg]
+    async def whoami(name: str, context: Context) -> str:
         return json.dumps({"args": {"name": name, "context": type(context).__name__}})
 
     with_intent_capture(server, intent=True, sink=sink)

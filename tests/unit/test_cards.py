@@ -32,9 +32,10 @@ from intent_ui.core.events import (
     GoalSelected,
     TextDelta,
     TurnDone,
+    TurnEvent,
 )
 from intent_ui.core.sanitize import TITLE_WINDOW
-from intent_ui.core.states import CALL_STATES, FINAL_STATES
+from intent_ui.core.states import CALL_STATES, FINAL_STATES, CallState
 from intent_ui.core.turn import TurnView
 from tests.support.turn_events import events_reaching
 
@@ -43,14 +44,15 @@ def two_calls() -> TurnView:
     turn = TurnView()
     a = json.dumps({"intent": "Searching for MCP wiring", "query": "mcp"})
     b = json.dumps({"intent": "Searching for OAuth handling", "query": "oauth"})
-    for event in [
+    events: list[TurnEvent] = [
         TextDelta(1, "Looking.\n"),
         CallStarted(2, "a", "search_code", 0, "github", True),
         ArgsDelta(3, "a", a),
         ArgsComplete(4, "a", a),
         CallStarted(5, "b", "search_code", 0, "github", True),
         ArgsDelta(6, "b", b[:30]),
-    ]:
+    ]
+    for event in events:
         turn.apply(event)
     return turn
 
@@ -181,12 +183,13 @@ def timed_pair() -> TurnView:
     """Two calls started at 100.0 s and 100.5 s; `a` settles at 101.25 s."""
     turn = TurnView()
     a = json.dumps({"intent": "Searching", "query": "a"})
-    for event in [
+    events: list[TurnEvent] = [
         CallStarted(1, "a", "search_code", 0, None, True, at=100.0),
         ArgsComplete(2, "a", a),
         CallStarted(3, "b", "search_code", 0, None, True, at=100.5),
         CallSettled(4, "a", "settled", output="1 match", at=101.25),
-    ]:
+    ]
+    for event in events:
         turn.apply(event)
     return turn
 
@@ -224,7 +227,7 @@ def identical_pair(complete_b: bool = True, intent: str = "Searching the codebas
     turn = TurnView()
     a = json.dumps({"intent": intent, "query": "oauth"})
     b = json.dumps({"intent": intent, "query": "mcp"})
-    events = [
+    events: list[TurnEvent] = [
         CallStarted(1, "a", "search_code", 0, "github", True),
         ArgsDelta(2, "a", a),
         ArgsComplete(3, "a", a),
@@ -311,8 +314,8 @@ def test_a_settled_duration_reads_the_same_as_its_own_timestamps() -> None:
 
 
 @pytest.mark.parametrize("state", CALL_STATES)
-def test_a_card_stops_shimmering_and_ticking_exactly_when_its_call_ends(state: str) -> None:
-    turn = TurnView.replay(events_reaching(state))  # type: ignore[arg-type]
+def test_a_card_stops_shimmering_and_ticking_exactly_when_its_call_ends(state: CallState) -> None:
+    turn = TurnView.replay(events_reaching(state))
     assert group_entry(turn, 0, "m", "en")["single"]  # one call: its card alone
     card = card_entry(turn, "a", "en")
     ended = state in FINAL_STATES

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import Engine
@@ -19,6 +18,7 @@ from intent_ui.store import users as user_store
 from intent_ui.ui.chat_state import ChatState
 from intent_ui.ui.host import Host, get_host
 from tests.support.scripted_runtime import ScriptedRuntime
+from tests.support.sign_in import sign_in_as
 
 
 @pytest.fixture
@@ -36,11 +36,8 @@ def state(
     )
     host = serve_host(config)
 
-    async def current_user(self: Any, host: Host) -> str:
-        return "bob"
-
-    monkeypatch.setattr(ChatState, "current_user", current_user)
-    chat = ChatState()  # type: ignore[call-arg]
+    sign_in_as(monkeypatch, "bob")
+    chat = ChatState()
     chat._load_pickers(host, "bob")
     return chat
 
@@ -75,53 +72,55 @@ async def test_set_agent_accepts_only_agents_the_user_may_see(
 def alice(state: ChatState, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> str:
     """A signed-in user with a row (the density is stored on it)."""
     user = user_store.ensure_user(engine, "alice")
-
-    async def current_user(self: Any, host: Host) -> str:
-        return user.id
-
-    monkeypatch.setattr(ChatState, "current_user", current_user)
+    sign_in_as(monkeypatch, user.id)
     return user.id
 
 
 async def test_a_user_who_never_chose_a_density_reads_the_full_cards(alice: str) -> None:
-    fresh = ChatState()  # type: ignore[call-arg]
+    fresh = ChatState()
     fresh._load_pickers(await get_host(), alice)
     assert fresh.density == "full"
 
 
-async def test_set_density_accepts_the_three_densities_and_remembers_them(
-    state: ChatState, engine: Engine, alice: str
+# The density and the theme are one kind of per-user choice (`core.choices.Choice`): one
+# test, run for each.
+CHOICES = pytest.mark.parametrize(
+    ("choice", "stored", "picked", "unknown"),
+    [
+        ("density", user_store.user_density, "intents", "tiny"),
+        ("theme", user_store.user_theme, "dark", "sepia"),
+    ],
+    ids=["density", "theme"],
+)
+
+
+@CHOICES
+async def test_a_choice_accepts_only_its_values_and_is_remembered(
+    state: ChatState,
+    engine: Engine,
+    alice: str,
+    choice: str,
+    stored: Callable[[Engine, str], str],
+    picked: str,
+    unknown: str,
 ) -> None:
-    await ChatState.set_density.fn(state, "intents")
-    assert state.density == "intents"
-    assert user_store.user_density(engine, alice) == "intents"
-    await ChatState.set_density.fn(state, "tiny")
-    assert state.density == "intents"
-    assert user_store.user_density(engine, alice) == "intents"
-    fresh = ChatState()  # type: ignore[call-arg]
+    choose = getattr(ChatState, f"set_{choice}").fn
+    await choose(state, picked)
+    assert getattr(state, choice) == picked
+    assert stored(engine, alice) == picked
+    await choose(state, unknown)
+    assert getattr(state, choice) == picked
+    assert stored(engine, alice) == picked
+    fresh = ChatState()
     fresh._load_pickers(await get_host(), alice)
-    assert fresh.density == "intents"
+    assert getattr(fresh, choice) == picked
 
 
 async def test_the_theme_is_unknown_until_the_page_loads_the_users_own(alice: str) -> None:
-    fresh = ChatState()  # type: ignore[call-arg]
+    fresh = ChatState()
     assert fresh.theme == ""  # the browser keeps the mode it remembers meanwhile
     fresh._load_pickers(await get_host(), alice)
     assert fresh.theme == "system"
-
-
-async def test_set_theme_accepts_the_three_themes_and_remembers_them(
-    state: ChatState, engine: Engine, alice: str
-) -> None:
-    await ChatState.set_theme.fn(state, "dark")
-    assert state.theme == "dark"
-    assert user_store.user_theme(engine, alice) == "dark"
-    await ChatState.set_theme.fn(state, "sepia")
-    assert state.theme == "dark"
-    assert user_store.user_theme(engine, alice) == "dark"
-    fresh = ChatState()  # type: ignore[call-arg]
-    fresh._load_pickers(await get_host(), alice)
-    assert fresh.theme == "dark"
 
 
 async def test_search_chats_filters_the_users_own_list_until_cleared(
@@ -172,19 +171,14 @@ async def test_only_the_owner_decides_and_answers_and_only_for_the_running_turn(
 
     monkeypatch.setattr(session.pauses, "decide", decide)
     monkeypatch.setattr(session.pauses, "answer", answer)
-    who = {"user": "mallory"}
-
-    async def current_user(self: Any, host: Host) -> str:
-        return who["user"]
-
-    monkeypatch.setattr(ChatState, "current_user", current_user)
-    state = ChatState()  # type: ignore[call-arg]
+    sign_in_as(monkeypatch, "mallory")
+    state = ChatState()
     state.conversation_id = str(chat.id)
     # Someone else, on the same conversation id: nothing reaches the turn.
     await ChatState.decide_approval.fn(state, session.message_id, "c1", "once", "", "")
     await ChatState.answer_question.fn(state, session.message_id, "q1", "yes")
     assert taken == []
-    who["user"] = "bob"
+    sign_in_as(monkeypatch, "bob")
     await ChatState.decide_approval.fn(state, "another-message", "c1", "once", "", "")
     assert taken == []  # not the running turn
     await ChatState.decide_approval.fn(state, session.message_id, "c1", "deny", "no", "")

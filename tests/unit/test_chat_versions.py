@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import Engine
@@ -16,6 +15,7 @@ from intent_ui.core.events import TextDelta, TurnDone
 from intent_ui.store import conversations as conv_store
 from intent_ui.ui.chat_state import ChatState, MessageRow, message_rows
 from intent_ui.ui.host import Host
+from tests.support.sign_in import sign_in_as
 from tests.support.store import record_turn
 
 
@@ -27,11 +27,8 @@ def host(serve_host: Callable[..., Host], tmp_path: Path) -> Host:
 
 @pytest.fixture
 def state(host: Host, monkeypatch: pytest.MonkeyPatch) -> ChatState:
-    async def current_user(self: Any, host: Host) -> str:
-        return "bob"
-
-    monkeypatch.setattr(ChatState, "current_user", current_user)
-    chat = ChatState()  # type: ignore[call-arg]
+    sign_in_as(monkeypatch, "bob")
+    chat = ChatState()
     chat._load_pickers(host, "bob")
     return chat
 

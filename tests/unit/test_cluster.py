@@ -6,29 +6,45 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import redis
 import redis.asyncio as aioredis
+from redis.typing import EncodableT, KeyT
 from sqlalchemy import Engine
 
+from intent_ui.agent import live
 from intent_ui.agent.cluster import ClusterConfig, RemoteTurn
+from intent_ui.agent.cluster.control import DECIDE, PauseRequest, ask
 from intent_ui.agent.cluster.records import entry_fields, entry_id
+from intent_ui.agent.pauses import decision_from
 from intent_ui.agent.session import TurnAlreadyRunning, TurnRequest, TurnSession
-from intent_ui.core.events import CallSettled, TextDelta, TurnDone
-from intent_ui.core.patches import apply_ops
-from intent_ui.core.turn import TurnView
+from intent_ui.agent.tools.base import ToolResult
+from intent_ui.core.events import CallSettled, TextDelta, TurnDone, TurnEvent
+from intent_ui.core.pauses import ASK_USER_QUESTION_NAME
 from intent_ui.store import conversations as conv
 from intent_ui.store.db import dispose_engines
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import load_events
 from intent_ui.ui import host as host_module
 from intent_ui.ui.host import close_host_at_shutdown, get_host
-from tests.support.cluster import Worker, drop_keys, fast_config, new_prefix, until, workers
-from tests.support.scripted_runtime import recorded_turn, settle
-from tests.support.wire import decode_sse
+from tests.support.cluster import (
+    Worker,
+    drop_keys,
+    fast_config,
+    labels,
+    new_prefix,
+    page_store,
+    read_all,
+    stored,
+    until,
+    workers,
+)
+from tests.support.run_loop import FakeTool
+from tests.support.scripted_runtime import Make, recorded_turn, settle
 
 BURSTS = recorded_turn()
 
@@ -55,35 +71,10 @@ async def start(worker: Worker, chat_id: str, text: str = "find oauth") -> TurnS
     return await worker.sessions.start(TurnRequest(chat_id, text, "demo", "demo"))
 
 
-async def play(worker: Worker, bursts: list) -> None:  # type: ignore[type-arg]
+async def play(worker: Worker, bursts: Iterable[Iterable[Make]]) -> None:
     for burst in bursts:
         worker.run().send(burst)
         await settle()
-
-
-async def read_all(stream: AsyncIterator[bytes]) -> bytes:
-    return b"".join([chunk async for chunk in stream])
-
-
-async def page_store(body: bytes) -> dict[str, object]:
-    """What a page holds after the SSE `body` (raises on a gap or a repeat)."""
-    store: dict[str, object] = {}
-    lengths: dict[str, int] = {}
-    events = await decode_sse([body])
-    assert events[-1].event == "end"
-    for event in events:
-        if event.event == "message":
-            apply_ops(store, json.loads(event.data)["ops"], lengths)
-    store.pop("announce", None)
-    return store
-
-
-def labels(view: TurnView) -> list[str]:
-    return [view.card_label(call.call_id) for call in view.calls()]
-
-
-def stored(engine: Engine, message_id: str) -> TurnView:
-    return TurnView.replay(load_events(engine, message_id))
 
 
 async def test_a_turn_started_on_one_worker_is_followed_from_another(
@@ -252,7 +243,7 @@ async def test_a_trimmed_stream_is_followed_from_the_log(
         assert stored(engine, session.message_id).last_seq < session.view.last_seq - 1
         await a.cluster.redis.xtrim(config.stream(session.message_id), maxlen=1, approximate=False)
         remote = await b.live.running(chat_id)
-        assert remote is not None
+        assert isinstance(remote, RemoteTurn)
         on_b = asyncio.create_task(read_all(remote.subscribe("en")))
         on_a = asyncio.create_task(read_all(session.subscribe("en")))
         await until(lambda: remote.following_log)
@@ -271,7 +262,7 @@ async def test_entries_lost_mid_turn_are_noticed_and_the_follower_goes_on_from_t
     session = await start(a, chat_id)
     await play(a, BURSTS[:6])
     remote = await b.live.running(chat_id)
-    assert remote is not None
+    assert isinstance(remote, RemoteTurn)
     await until(lambda: remote.view.last_seq == session.view.last_seq)
     on_b = asyncio.create_task(read_all(remote.subscribe("en")))
     on_a = asyncio.create_task(read_all(session.subscribe("en")))
@@ -279,13 +270,16 @@ async def test_entries_lost_mid_turn_are_noticed_and_the_follower_goes_on_from_t
     await until(lambda: remote.view.last_seq == session.view.last_seq)
     # One write of A's never reaches Redis (it went away for a moment).
     writer = a.cluster.writer
-    append, failed = writer._append, []
+    append = writer._append
+    failed: list[Sequence[KeyT] | None] = []
 
-    async def lossy(**kwargs: object) -> object:
+    async def lossy(
+        keys: Sequence[KeyT] | None = None, args: Iterable[EncodableT] | None = None
+    ) -> object:
         if not failed:
-            failed.append(kwargs)
+            failed.append(keys)
             raise redis.exceptions.ConnectionError("Redis went away")
-        return await append(**kwargs)
+        return await append(keys=keys, args=args)
 
     writer._append = lossy  # type: ignore[assignment]
     await play(a, BURSTS[7:9])
@@ -321,6 +315,31 @@ def test_redis_is_on_only_when_reflex_redis_url_is_set() -> None:
     assert found is not None and found.url == "redis://example:6379/2"
 
 
+def test_a_dead_workers_turn_is_noticed_within_five_seconds_by_default() -> None:
+    found = ClusterConfig.from_env({"REFLEX_REDIS_URL": "redis://example:6379/2"})
+    assert found == ClusterConfig(url="redis://example:6379/2")
+    # The lease runs out, a quiet read sees it gone, waits to confirm, sees it again.
+    noticed_s = found.lease_ms / 1000 + found.quiet_s + found.confirm_s + found.quiet_s
+    assert noticed_s <= 5.0
+    # Renewed often enough that a loop stalled for a second keeps its turns.
+    assert found.lease_ms / 1000 - found.renew_s >= 1.0
+    assert found.confirm_s > found.renew_s
+
+
+def test_the_lease_is_set_in_seconds_and_the_other_timings_follow() -> None:
+    env = {"REFLEX_REDIS_URL": "redis://example:6379/2", "INTENT_UI_TURN_LEASE_S": "8"}
+    found = ClusterConfig.from_env(env)
+    assert found is not None
+    assert (found.lease_ms, found.renew_s, found.confirm_s, found.quiet_s) == (8000, 2, 4, 2)
+
+
+@pytest.mark.parametrize("given", ["soon", "0.1", "-3", "inf", "nan"])
+def test_a_lease_that_is_no_length_is_refused_saying_what_to_set(given: str) -> None:
+    env = {"REFLEX_REDIS_URL": "redis://example:6379/2", "INTENT_UI_TURN_LEASE_S": given}
+    with pytest.raises(ValueError, match=r"INTENT_UI_TURN_LEASE_S=.*at least 0\.5.*or unset"):
+        ClusterConfig.from_env(env)
+
+
 async def test_a_host_built_with_redis_configured_runs_its_turns_on_the_cluster(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, redis_url: str
 ) -> None:
@@ -352,3 +371,91 @@ async def test_a_host_built_with_redis_configured_runs_its_turns_on_the_cluster(
         dispose_engines()
         if stream:
             drop_keys(redis_url, stream)
+
+
+@dataclass
+class _Call:
+    call_id: str
+    name: str
+    chunks: list[str] = field(default_factory=list)
+
+
+def waiting_on(session: TurnSession) -> list[ToolResult | str]:
+    """Bind the session's pauses as its run loop would; what the calls settle with."""
+    settled: list[ToolResult | str] = []
+    assert session.pauses is not None
+
+    def emit(event: TurnEvent) -> None:
+        session.publish(event)
+
+    session.pauses.bind(
+        {"delete_file": {"require_approval": True}},
+        emit,
+        session.seq.next,
+        lambda call, result: settled.append(result),
+        lambda call, state, error: settled.append(f"{state}: {error}"),
+    )
+    return settled
+
+
+async def test_an_approval_decided_on_another_worker_is_taken_where_the_turn_runs(
+    pair: list[Worker], chat_id: str
+) -> None:
+    a, b = pair
+    session = await start(a, chat_id)
+    waiting_on(session)
+    assert session.pauses is not None
+    tool = FakeTool("delete_file", properties={"path": {"type": "string"}})
+    admitted = asyncio.create_task(
+        session.pauses.admit(_Call("d1", "delete_file"), tool, {"path": "old"})
+    )
+    await until(lambda: session.pauses is not None and "d1" in session.pauses.waiting)
+    remote = await b.live.running(chat_id)
+    assert isinstance(remote, RemoteTurn)
+    bad = await live.decide(remote, "d1", decision_from("once", arguments="[1, 2]"))
+    assert not bad.ok and "object" in bad.problem  # the owner's verdict, word for word
+    approved = await live.decide(remote, "d1", decision_from("once", arguments='{"path": "new"}'))
+    assert approved.ok
+    assert await asyncio.wait_for(admitted, 5) == {"path": "new"}
+    # The first decision wins, wherever it came from.
+    late = await live.decide(remote, "d1", decision_from("deny"))
+    assert late.stale and not late.ok
+
+
+async def test_a_question_answered_on_another_worker_resumes_the_turn_where_it_runs(
+    pair: list[Worker], chat_id: str
+) -> None:
+    a, b = pair
+    session = await start(a, chat_id)
+    settled = waiting_on(session)
+    assert session.pauses is not None
+    asked = asyncio.create_task(
+        session.pauses.admit(
+            _Call("q1", ASK_USER_QUESTION_NAME),
+            FakeTool(ASK_USER_QUESTION_NAME),
+            {"question": "Which database?", "choices": ["Postgres", "SQLite"]},
+        )
+    )
+    await until(lambda: session.pauses is not None and "q1" in session.pauses.waiting)
+    remote = await b.live.running(chat_id)
+    assert isinstance(remote, RemoteTurn)
+    assert (await live.answer(remote, "q1", "SQLite, for now")).ok
+    assert await asyncio.wait_for(asked, 5) is None
+    (result,) = settled
+    assert isinstance(result, ToolResult) and "SQLite, for now" in result.output
+    assert not (await live.answer(remote, "q1", "Postgres")).ok
+
+
+async def test_a_decision_for_a_worker_that_is_gone_says_it_was_not_taken(
+    pair: list[Worker], chat_id: str
+) -> None:
+    a, b = pair
+    session = await start(a, chat_id)
+    remote = await b.live.running(chat_id)
+    assert isinstance(remote, RemoteTurn)
+    await a.cluster._control.aclose()  # a's worker hears nothing any more
+    asked = PauseRequest(DECIDE, "d1", b.cluster.new_reply_key(), decision=decision_from("once"))
+    verdict = await ask(
+        b.cluster.redis, b.cluster.config.control(session.message_id), asked, timeout_s=0.3
+    )
+    assert not verdict.ok and "did not answer" in verdict.problem

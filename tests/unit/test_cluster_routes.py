@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 
 import httpx
 import pytest
@@ -30,7 +30,7 @@ from tests.support.cluster import (
     until,
     workers,
 )
-from tests.support.scripted_runtime import ScriptedRuntime, recorded_turn, settle
+from tests.support.scripted_runtime import Make, ScriptedRuntime, recorded_turn, settle
 from tests.support.wire import decode_sse
 
 
@@ -74,7 +74,7 @@ def client() -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000")
 
 
-async def play(worker: Worker, bursts: list) -> None:  # type: ignore[type-arg]
+async def play(worker: Worker, bursts: Iterable[Iterable[Make]]) -> None:
     for burst in bursts:
         worker.run().send(burst)
         await settle()

@@ -22,8 +22,7 @@ from intent_ui.agent.tools.sandbox import Sandbox, SandboxLimits
 from intent_ui.config import AppConfig, EndpointConfig
 from intent_ui.core.capabilities.intent import INTENT_ARG, is_intent_label_property
 from intent_ui.core.events import ArgsComplete, CallStarted, TextDelta
-from tests.support.sandbox import requires_sandbox
-from tests.unit.test_run_loop import (
+from tests.support.run_loop import (
     ALL_CAPS,
     FakeTool,
     ScriptedProvider,
@@ -34,6 +33,7 @@ from tests.unit.test_run_loop import (
     of,
     settled,
 )
+from tests.support.sandbox import requires_sandbox
 
 LIMITS = SandboxLimits(wall_s=3, cpu_s=2, processes=16, output_bytes=4096)
 DUAL = {"allowed_callers": ["direct", "code_execution"]}
@@ -374,6 +374,29 @@ async def test_the_demo_counts_the_todos_with_a_program(
     assert settled(events, card.call_id).output == printed
     reply = "".join(event.text for event in of(events, TextDelta))
     assert reply == f"It printed:\n\n```\n{printed.rstrip()}\n```"
+
+
+@requires_sandbox
+async def test_the_demo_runs_a_quoted_line_of_python_and_an_escape_is_its_error(
+    sandbox_workspace: Path,
+) -> None:
+    """The prompt the browser test uses for an escape: the line runs as written, and
+    reading outside the workspace settles the call as an error the reply names."""
+    config = AppConfig(workspace=sandbox_workspace, endpoints=[EndpointConfig(kind="demo")])
+    code = "print(open('/etc/shadow').read())"
+    async with AgentRuntime(config, pacing_ms=0) as runtime:
+        run = runtime.start_turn(user_message=f"run `{code}` in python", tool_options=options())
+        events = await collect(run)
+    (card,) = of(events, CallStarted)
+    (written,) = of(events, ArgsComplete)
+    args = json.loads(written.arguments)
+    assert args == {INTENT_ARG: f"Running {code} in the Python sandbox", "code": code}
+    result = settled(events, card.call_id)
+    assert result.state == "error"
+    assert (result.error or "").splitlines()[0] == "The program exited with status 1."
+    assert "FileNotFoundError" in (result.error or "")
+    reply = "".join(event.text for event in of(events, TextDelta))
+    assert reply == "The run_tools_with_code call failed: The program exited with status 1."
 
 
 # --- names the program calls tools by -------------------------------------------------

@@ -4,6 +4,7 @@ pinned ahead of everything the model reads."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from intent_ui.core.compaction import (
     LEDGER_HEADER,
@@ -18,6 +19,7 @@ from intent_ui.core.compaction import (
     ledger_lines,
     touched,
 )
+from intent_ui.core.events import TurnEvent
 from intent_ui.core.history import turn_history
 from intent_ui.core.turn import TurnView
 from tests.support.turn_scripts import (
@@ -34,8 +36,8 @@ def chars(text: str) -> int:
     return len(text)
 
 
-def turn(events: list[object]) -> TurnView:
-    return TurnView.replay(events)  # type: ignore[arg-type]
+def turn(events: Sequence[TurnEvent]) -> TurnView:
+    return TurnView.replay(events)
 
 
 def read_turn(path: str, *, output: str = "x" * 400) -> TurnView:

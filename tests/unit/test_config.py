@@ -139,7 +139,8 @@ endpoints:
     )
     config = load_config(path, env={})
     assert [e.name for e in config.endpoints] == ["local", "claude", "demo"]
-    assert config.endpoint("claude").activity_label is True  # type: ignore[union-attr]
+    claude = config.endpoint("claude")
+    assert claude is not None and claude.activity_label is True
 
 
 def test_listed_demo_is_not_duplicated(tmp_path: Path) -> None:

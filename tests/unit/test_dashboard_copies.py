@@ -4,7 +4,6 @@ which tools the operator opted out, and a real demo turn copied end to end."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, select
@@ -76,12 +75,9 @@ def test_a_runtime_that_cannot_list_tools_falls_back_to_the_server_rule() -> Non
 
 
 async def test_a_real_demo_turn_is_copied_for_its_user_when_it_ends(
-    engine: Engine, tmp_path: Path
+    engine: Engine, oauth_demo: AppConfig
 ) -> None:
-    (tmp_path / "auth.py").write_text("OAuth here\n")
-    config = AppConfig.model_validate(
-        {"endpoints": [{"kind": "demo", "pacing_ms": 0}], "workspace": tmp_path}
-    )
+    config = oauth_demo
     opted_out = config.model_copy(
         update={"dashboard": DashboardConfig(omit_intents=("grep_search",))}
     )

@@ -176,7 +176,7 @@ async def test_anything_else_gets_a_helpful_text_reply() -> None:
 
 
 async def test_the_next_round_quotes_the_results() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "find where OAuth and MCP are handled"},
         {
             "role": "assistant",

@@ -15,7 +15,8 @@ from intent_ui.core.events import CallSettled, CallStarted, TextDelta, TurnDone,
 from intent_ui.core.failures import FAILURE_KINDS, describe_failure, failure_detail
 from intent_ui.core.locale import translate
 from intent_ui.core.turn import TurnView
-from tests.support.sse_server import ReplayServer, Script, free_port
+from tests.support.loopback import free_port
+from tests.support.sse_server import ReplayServer, Script
 from tests.support.wire import openai_chunks
 
 

@@ -101,7 +101,7 @@ async def test_each_burst_is_one_frame_and_the_frames_add_up_to_the_turn(
     from_frames = _store(frame.ops for frame in frames)
     stored = TurnView.replay(load_events(engine, message_id))
     assert from_frames == _expected(stored, message_id) == _expected(session.view, message_id)
-    assert from_frames["turn"]["status"] == "complete"  # type: ignore[index]
+    assert from_frames["turn"]["status"] == "complete"
     assert from_frames["text:1"] == "The OAuth handling lives in auth.py 😀 and callback.py."
 
 

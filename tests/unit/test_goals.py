@@ -38,7 +38,8 @@ def test_goals_become_advertised_intents_narrowing_tools_by_family() -> None:
         ]
     )
     assert registry.ids() == ["research", "chat"]
-    assert registry.get("research").description == "Find code"  # type: ignore[union-attr]
+    research = registry.get("research")
+    assert research is not None and research.description == "Find code"
     assert registry.with_intent()["parameters"]["properties"]["intent_id"]["enum"] == [
         "research",
         "chat",

@@ -7,14 +7,12 @@ These tests run a real turn (the run loop, its session, a SQLite file) and compa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from sqlalchemy import Engine
 
 from intent_ui.agent.providers.base import TextChunk
-from intent_ui.agent.run import TurnRun
 from intent_ui.agent.session import TurnRequest, TurnSessions
 from intent_ui.agent.tools.base import ToolResult
 from intent_ui.config import AppConfig
@@ -27,29 +25,13 @@ from intent_ui.core.history import (
 )
 from intent_ui.store import conversations as conv
 from intent_ui.store.models import LOCAL_USER_ID
-from tests.unit.test_run_loop import GUARD, FakeTool, ScriptedProvider, call, end, make_run
-
-
-class RecordingRuntime:
-    """The runtime `TurnSessions` asks for a run: the real run loop over `tools` with a
-    scripted model, keeping each run so a test can read its live history."""
-
-    def __init__(self, tools: Sequence[Any], *scripts: Sequence[Any]) -> None:
-        self.tools = list(tools)
-        self.provider = ScriptedProvider(*scripts)
-        self.runs: list[TurnRun] = []
-
-    def start_turn(self, **kwargs: Any) -> TurnRun:
-        run = make_run(
-            self.provider,
-            self.tools,
-            user_message=kwargs["user_message"],
-            history=kwargs["history"],
-            stop=kwargs["stop"],
-            seq=kwargs["seq"],
-        )
-        self.runs.append(run)
-        return run
+from tests.support.run_loop import (
+    GUARD,
+    FakeTool,
+    RunLoopRuntime,
+    call,
+    end,
+)
 
 
 async def test_a_reloaded_turn_sends_the_model_the_history_the_live_turn_sent(
@@ -65,7 +47,7 @@ async def test_a_reloaded_turn_sends_the_model_the_history_the_live_turn_sent(
     # Two MCP servers with a tool of the same name: the model addresses each by its id.
     github = FakeTool("search", kind="mcp", server="github", self_describing=False)
     gitlab = FakeTool("search", kind="mcp", server="gitlab", self_describing=False, run=hang)
-    runtime = RecordingRuntime(
+    runtime = RunLoopRuntime(
         [github, gitlab],
         [
             TextChunk("Looking in both."),

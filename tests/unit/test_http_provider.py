@@ -34,7 +34,7 @@ from tests.support.sse_server import ReplayServer, Script
 
 @pytest.fixture(params=CASES, ids=lambda case: case.id)
 def case(request: pytest.FixtureRequest) -> ProviderCase:
-    return request.param  # type: ignore[no-any-return]
+    return request.param
 
 
 # -- streams -------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from intent_ui.ui.intents_state import (
     server_label,
 )
 from tests.support.dashboard_seed import DAY, Call, record_turn_with_calls
+from tests.support.sign_in import sign_in_as
 
 
 @pytest.mark.parametrize(
@@ -90,20 +91,13 @@ def page(engine: Engine, serve_host: Callable[..., Host], tmp_path: Path) -> Int
         }
     )
     serve_host(config)
-    return IntentsState()  # type: ignore[call-arg]
-
-
-def signed_in(monkeypatch: pytest.MonkeyPatch, user_id: str | None) -> None:
-    async def current_user(self: Any, host: Host) -> str | None:
-        return user_id
-
-    monkeypatch.setattr(IntentsState, "current_user", current_user)
+    return IntentsState()
 
 
 async def test_signed_out_the_page_redirects_and_holds_no_calls(
     page: IntentsState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    signed_in(monkeypatch, None)
+    sign_in_as(monkeypatch, None)
     redirect = await IntentsState.load_page.fn(page)
     assert "/login" in str(redirect)
     assert (page.rows, page.calls, page.loaded) == ([], 0, False)
@@ -112,7 +106,7 @@ async def test_signed_out_the_page_redirects_and_holds_no_calls(
 async def test_a_user_who_is_not_an_operator_is_told_why_and_gets_no_calls(
     page: IntentsState, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    signed_in(monkeypatch, user_store.ensure_user(engine, "alice").id)
+    sign_in_as(monkeypatch, user_store.ensure_user(engine, "alice").id)
     await IntentsState.load_page.fn(page)
     assert (page.rows, page.calls, page.restricted) == ([], 0, True)
     assert "auth.operators" in OPERATORS_ONLY
@@ -121,7 +115,7 @@ async def test_a_user_who_is_not_an_operator_is_told_why_and_gets_no_calls(
 async def test_an_operator_sees_every_tool(
     page: IntentsState, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    signed_in(monkeypatch, user_store.ensure_user(engine, "ops").id)
+    sign_in_as(monkeypatch, user_store.ensure_user(engine, "ops").id)
     await IntentsState.load_page.fn(page)
     assert [(row.tool, row.latest_intent) for row in page.rows] == [("book_car", "Ski trip")]
     assert not page.restricted
@@ -133,7 +127,7 @@ async def test_a_database_problem_is_told_plainly_and_its_details_logged(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    signed_in(monkeypatch, user_store.ensure_user(engine, "ops").id)
+    sign_in_as(monkeypatch, user_store.ensure_user(engine, "ops").id)
     raw = "(sqlite3.OperationalError) no such table: capture_events"
 
     def broken(engine: Engine, *args: object) -> None:
@@ -174,7 +168,7 @@ async def test_every_user_sees_their_own_turns_calls(
     alice = user_store.ensure_user(engine, "alice").id
     _own_turns(engine, alice)
     _own_turns(engine, user_store.ensure_user(engine, "bob").id)
-    signed_in(monkeypatch, alice)
+    sign_in_as(monkeypatch, alice)
     await IntentsState.load_page.fn(page)
     assert page.restricted and page.rows == []  # not an operator: no captured calls
     assert (page.dash_calls, page.dash_failures, page.dash_duplicates) == (4, 1, 2)
@@ -202,7 +196,7 @@ async def test_an_operator_sees_captured_calls_beside_their_own(
     ops = user_store.ensure_user(engine, "ops").id
     _own_turns(engine, ops)
     _own_turns(engine, user_store.ensure_user(engine, "bob").id)  # never shown to ops
-    signed_in(monkeypatch, ops)
+    sign_in_as(monkeypatch, ops)
     await IntentsState.load_page.fn(page)
     assert page.dash_calls == 5  # four of their own, one captured
     assert {(row.label, row.source) for row in page.tool_rows} == {
@@ -221,7 +215,7 @@ async def test_the_period_and_a_picked_row_narrow_the_dashboard(
 ) -> None:
     alice = user_store.ensure_user(engine, "alice").id
     _own_turns(engine, alice)
-    signed_in(monkeypatch, alice)
+    sign_in_as(monkeypatch, alice)
     await IntentsState.load_page.fn(page)
     await IntentsState.set_period.fn(page, "30d")
     assert page.dash_calls == 3
@@ -247,7 +241,7 @@ async def test_the_period_and_a_picked_row_narrow_the_dashboard(
 async def test_a_captured_scope_is_refused_to_a_user_who_may_not_see_captured_calls(
     page: IntentsState, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    signed_in(monkeypatch, user_store.ensure_user(engine, "alice").id)
+    sign_in_as(monkeypatch, user_store.ensure_user(engine, "alice").id)
     await IntentsState.load_page.fn(page)
     await IntentsState.pick.fn(page, Scope("tool", "captured", "book_car", "bookings").key())
     assert (page.scope_key, page.scope_label, page.top_intents) == ("", "", [])

@@ -20,6 +20,7 @@ import pytest_asyncio
 from intent_ui.agent.tools.mcp import McpManager, McpServerConnection, McpTool
 from intent_ui.config import McpServerConfig
 from intent_ui.core.capabilities.intent import INTENT_ARG, strip_intent
+from tests.support.loopback import mcp_over_http
 
 SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_github_server.py"
 
@@ -223,31 +224,11 @@ async def test_server_connection_context_manager(github: McpServerConfig) -> Non
 
 
 async def test_streamable_http_server_lists_and_calls(tmp_path: Path) -> None:
-    import socket
-    import subprocess
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--http", str(port)],
-        env={"PATH": "/usr/bin:/bin", "MCP_CALL_LOG": str(tmp_path / "calls.jsonl")},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(200):  # wait for the port to accept (bounded: 10 s)
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                await asyncio.sleep(0.05)
-        config = McpServerConfig(url=f"http://127.0.0.1:{port}/mcp")
+    env = {"PATH": "/usr/bin:/bin", "MCP_CALL_LOG": str(tmp_path / "calls.jsonl")}
+    async with mcp_over_http([str(SERVER)], env) as url:
+        config = McpServerConfig(url=url)
         async with McpManager({"github": config}, call_timeout=10) as mcp:
             tools = by_name(mcp)
             assert tools["search_code"].tool_id == "search_code_mcp_github"
             result = await tools["search_code"].call({"query": "oauth"})
             assert not result.is_error and "matches for oauth" in result.output
-    finally:
-        process.terminate()
-        process.wait(timeout=10)

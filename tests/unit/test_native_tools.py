@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from intent_ui.agent.tools.base import ToolResult
+from intent_ui.agent.tools.base import Tool, ToolKind, ToolResult
 from intent_ui.agent.tools.memory import (
     MEMORY_DEFAULT_OWNER,
     DeleteMemoryTool,
@@ -527,7 +527,7 @@ def test_web_search_is_offered_only_when_configured(ws: Workspace) -> None:
 
 
 class _FakeMcpTool:
-    kind = "mcp"
+    kind: ToolKind = "mcp"
     definition: dict[str, Any] = {}
 
     def __init__(self, name: str, server: str) -> None:
@@ -545,7 +545,7 @@ def test_model_facing_names_and_index_resolution(ws: Workspace) -> None:
     gl_search = _FakeMcpTool("search_code", "gitlab")
     gh_read = _FakeMcpTool("read_file", "github")
     only = _FakeMcpTool("create_issue", "github")
-    tools = [read, gh_search, gl_search, gh_read, only]
+    tools: list[Tool] = [read, gh_search, gl_search, gh_read, only]
     assert [model_facing_name(t, tools) for t in tools] == [
         "read_file",
         "search_code_mcp_github",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from intent_ui.agent.providers.base import TextChunk
-from intent_ui.agent.run import TurnRun
 from intent_ui.agent.session import TurnRequest, TurnSessions
 from intent_ui.agent.tools.base import ToolResult
 from intent_ui.agent.tools.native import file_tools
@@ -34,29 +32,17 @@ from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import EventLog, load_events
-from tests.unit.test_run_loop import GUARD, FakeTool, ScriptedProvider, call, end, make_run
+from tests.support.run_loop import (
+    GUARD,
+    FakeTool,
+    RunLoopRuntime,
+    call,
+    end,
+)
+from tests.support.turn_calls import call_in
 
 BAD_NAME = os.fsdecode(b"caf\xe9.txt")  # Latin-1 bytes: 'caf\udce9.txt' in Python
 SHOWN_NAME = "caf\ufffd.txt"
-
-
-class RunLoopRuntime:
-    """The runtime `TurnSessions` asks for a run: the real run loop, over `tools`, with a
-    scripted provider standing in for the model."""
-
-    def __init__(self, tools: Sequence[Any], *scripts: Sequence[Any]) -> None:
-        self.tools = list(tools)
-        self.provider = ScriptedProvider(*scripts)
-
-    def start_turn(self, **kwargs: Any) -> TurnRun:
-        return make_run(
-            self.provider,
-            self.tools,
-            user_message=kwargs["user_message"],
-            history=kwargs["history"],
-            stop=kwargs["stop"],
-            seq=kwargs["seq"],
-        )
 
 
 def _sessions(engine: Engine, runtime: Any) -> TurnSessions:
@@ -272,7 +258,7 @@ async def test_a_write_that_fails_once_with_any_error_loses_nothing(
     chat_id, message_id = await _turn(engine, runtime)
     view, message = _stored(engine, chat_id, message_id)
     assert (view.text, view.stop_reason, view.error) == ("Done.", "end_turn", None)
-    assert view.call("c1").output == "all of it"  # type: ignore[union-attr]
+    assert call_in(view, "c1").output == "all of it"
     assert (message.status, message.content) == ("complete", "Done.")
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+from starlette.types import Message
 
 from intent_ui.ui import origin_guard
 from intent_ui.ui.origin_guard import OriginGuard
@@ -45,16 +46,16 @@ async def get(guard: OriginGuard, headers: dict[str, str]) -> httpx.Response:
         return await http.get("/ping", headers=headers)
 
 
-async def handshake(guard: OriginGuard, origin: str | None) -> dict[str, Any]:
+async def handshake(guard: OriginGuard, origin: str | None) -> Message:
     """The first message the guarded app sends on a websocket handshake."""
     headers = [(b"origin", origin.encode())] if origin else []
     scope = {"type": "websocket", "path": "/_event/", "headers": headers}
-    sent: list[dict[str, Any]] = []
+    sent: list[Message] = []
 
-    async def receive() -> dict[str, Any]:
+    async def receive() -> Message:
         return {"type": "websocket.connect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: Message) -> None:
         sent.append(message)
 
     await guard(scope, receive, send)

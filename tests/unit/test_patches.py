@@ -197,7 +197,7 @@ def test_a_call_joining_its_group_sends_the_group_list() -> None:
 
 
 def test_a_growing_intent_sends_its_card_and_title_growth_and_the_header() -> None:
-    first = [
+    first: list[TurnEvent] = [
         CallStarted(1, "a", "search_code", 0, None, True),
         CallStarted(2, "b", "search_code", 0, None, True),
         ArgsDelta(3, "a", '{"intent": "Sear'),
@@ -209,8 +209,35 @@ def test_a_growing_intent_sends_its_card_and_title_growth_and_the_header() -> No
     assert keys_of(ops) == {"card:a", "group:0"}  # short titles stay ""
 
 
+def test_a_fragment_of_a_call_the_header_does_not_show_sends_that_card_alone() -> None:
+    first: list[TurnEvent] = [
+        CallStarted(1, "a", "search_code", 0, None, True),
+        CallStarted(2, "b", "search_code", 0, None, True),
+        ArgsDelta(3, "a", '{"intent": "Sear'),
+        ArgsDelta(4, "b", '{"intent": "Read'),  # the header follows b, the latest to show
+    ]
+    ops, changes = flushed(first, ArgsDelta(5, "a", "ching"))
+    assert changes == {"a"}
+    assert keys_of(ops) == {"card:a"}
+    ops, changes = flushed(first, ArgsDelta(5, "b", "ing"))
+    assert changes == {"b", "header:0"}
+    assert header_of(ops) == "Reading"
+
+
+def test_an_intent_past_the_title_window_marks_no_header() -> None:
+    intent = "Reading every module of the package, one by one, " * 60  # 3 KB
+    first: list[TurnEvent] = [
+        CallStarted(1, "l", "read_file", 0, None, True),
+        CallStarted(2, "k", "read_file", 0, None, True),
+        ArgsDelta(3, "l", intent_args(intent)[: -len('"}')]),
+    ]
+    ops, changes = flushed(first, ArgsDelta(4, "l", " and more"))
+    assert changes == {"l"}  # the header shows l, but reads its first 2 KB only
+    assert ops == []
+
+
 def test_a_fragment_that_changes_no_label_sends_nothing() -> None:
-    first = [
+    first: list[TurnEvent] = [
         CallStarted(1, "a", "write_file", 0, None, True),
         ArgsDelta(2, "a", '{"intent": "Writing the file", "content": "'),
     ]
@@ -232,7 +259,11 @@ def test_a_summary_sends_the_group_header() -> None:
 def test_a_summary_before_its_groups_first_call_waits_for_the_group() -> None:
     ops, changes = flushed([TextDelta(1, "Hi")], ActivityLabel(2, 3, "Early"))
     assert changes == {"header:3"} and ops == []
-    events = [TextDelta(1, "Hi"), ActivityLabel(2, 3, "Early"), CallStarted(3, "a", "x", 3)]
+    events: list[TurnEvent] = [
+        TextDelta(1, "Hi"),
+        ActivityLabel(2, 3, "Early"),
+        CallStarted(3, "a", "x", 3),
+    ]
     frames = stream(events)
     assert state(applied(frames)) == snapshot_store(events)
 
@@ -244,7 +275,7 @@ def test_reply_text_grows_by_appends_counted_in_utf16() -> None:
 
 
 def test_text_after_a_group_is_a_new_part_and_the_turn_lists_it() -> None:
-    first = [TextDelta(1, "Hi"), CallStarted(2, "a", "read_file", 0)]
+    first: list[TurnEvent] = [TextDelta(1, "Hi"), CallStarted(2, "a", "read_file", 0)]
     ops, changes = flushed(first, TextDelta(3, "Done"))
     assert changes == {"text", "parts"}
     assert ["set", "text:2", "Done"] in ops
@@ -253,7 +284,7 @@ def test_text_after_a_group_is_a_new_part_and_the_turn_lists_it() -> None:
 
 
 def test_text_that_grew_before_a_new_group_in_one_flush_is_not_lost() -> None:
-    events = [
+    events: list[TurnEvent] = [
         TextDelta(1, "Hi"),
         TextDelta(2, " you"),
         CallStarted(3, "a", "x", 0),
@@ -273,7 +304,7 @@ def test_the_goal_sends_the_turn() -> None:
 
 
 def test_the_end_sends_the_turn_and_every_card_it_cancelled() -> None:
-    first = [
+    first: list[TurnEvent] = [
         CallStarted(1, "a", "read_file", 0),
         CallStarted(2, "b", "read_file", 0),
         CallSettled(3, "b", "settled"),
@@ -293,7 +324,7 @@ def test_the_timeline_appears_with_the_fourth_call() -> None:
 
 
 def test_a_settled_time_reaches_the_card_and_its_group() -> None:
-    events = [
+    events: list[TurnEvent] = [
         CallStarted(1, "a", "read_file", 0, at=100.0),
         CallStarted(2, "b", "read_file", 0, at=100.5),
         CallSettled(3, "a", "settled", at=101.0),
@@ -394,7 +425,7 @@ def header_of(ops: Sequence[Op]) -> object:
 
 def test_a_header_is_held_for_its_minimum_time_then_sent_when_due() -> None:
     view, patcher = TurnView(), TurnPatcher("m", "en", hold_ms=200)
-    apply = [
+    apply: list[TurnEvent] = [
         CallStarted(1, "a", "search_code", 0, None, True),
         CallStarted(2, "b", "search_code", 0, None, True),
         ArgsDelta(3, "a", '{"intent": "Reading'),
@@ -415,7 +446,7 @@ def test_a_header_is_held_for_its_minimum_time_then_sent_when_due() -> None:
 
 def test_the_end_of_the_turn_releases_a_held_header() -> None:
     view, patcher = TurnView(), TurnPatcher("m", "en", hold_ms=200)
-    events = [
+    events: list[TurnEvent] = [
         CallStarted(1, "a", "search_code", 0, None, True),
         CallStarted(2, "b", "search_code", 0, None, True),
         ArgsDelta(3, "a", '{"intent": "Reading'),

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -37,9 +36,9 @@ from intent_ui.store import conversations as conv_store
 from intent_ui.store.approvals import conversation_approvals
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import EventLog, load_events, mark_interrupted
-from tests.support.scripted_runtime import ScriptedRuntime, settle
+from tests.support.run_loop import GUARD, FakeTool, ScriptedProvider, call, end, make_run, of
+from tests.support.scripted_runtime import ScriptedRuntime, restamped, settle
 from tests.support.turn_scripts import Script
-from tests.unit.test_run_loop import GUARD, FakeTool, ScriptedProvider, call, end, make_run, of
 
 DELETE = {"intent": "Deleting the staging migrations", "path": "migrations/staging"}
 ASKS_FIRST = {"*": {"describe_intent": True}, "delete_file": {"require_approval": True}}
@@ -373,14 +372,19 @@ def waiting_events() -> list[TurnEvent]:
 
 
 async def test_a_turn_waiting_when_the_server_stops_ends_saying_so(engine: Engine) -> None:
+    """Unless it can resume (tests/unit/test_resume.py): here a call still runs beside the
+    wait, which the next process could not finish."""
     chat = conv_store.create_conversation(engine, owner=LOCAL_USER_ID, endpoint="demo", model="m")
     runtime = ScriptedRuntime()
     config = AppConfig.model_validate({"endpoints": [{"kind": "demo"}]})
-    sessions = TurnSessions(engine=engine, runtime=runtime, config=config, flush_interval=0.01)
+    fake: Any = runtime  # stands in for an AgentRuntime: `start_turn` is all a session asks
+    sessions = TurnSessions(engine=engine, runtime=fake, config=config, flush_interval=0.01)
     session = await sessions.start(TurnRequest(str(chat.id), "clean up", "demo", "demo"))
     assert runtime.calls[0]["pauses"] is session.pauses
     run = runtime.runs[0]
-    run.send([lambda seq, e=event: replace(e, seq=seq) for event in waiting_events()])
+    running = Script().start("c2", 0, tool="grep_search").complete("c2", "{}").events
+    events = [*waiting_events(), *running]
+    run.send([restamped(event) for event in events])
     await settle()
     assert session.view.waiting()
     closing = asyncio.create_task(sessions.aclose())

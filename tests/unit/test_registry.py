@@ -39,6 +39,13 @@ def intent(**fields: Any) -> dict[str, Any]:
     return {"id": "explain", "description": EXPLAIN, **fields}
 
 
+def described(registry: IntentRegistry, intent_id: str = "explain") -> IntentDescription:
+    """The record registered as `intent_id`; fails the test if there is none."""
+    record = registry.get(intent_id)
+    assert record is not None, f"no intent {intent_id!r} is registered"
+    return record
+
+
 def rejected(registry: IntentRegistry, registration: object, *words: str) -> str:
     """Register, expect a RegistryError whose message holds every word; return it."""
     with pytest.raises(RegistryError) as caught:
@@ -209,8 +216,8 @@ def test_delegates_are_checked_against_the_policy() -> None:
 
 def test_delegates_default_to_none_and_are_a_tuple() -> None:
     registry = IntentRegistry.create([intent(), intent(id="reply", delegates=["reply"])])
-    assert registry.get("explain").delegates == ()
-    assert registry.get("reply").delegates == ("reply",)
+    assert described(registry).delegates == ()
+    assert described(registry, "reply").delegates == ("reply",)
 
 
 @pytest.mark.parametrize(
@@ -261,7 +268,8 @@ POLICY_FIELDS = [
 def test_app_declared_values_are_checked_when_the_policy_sets_them(
     key: str, policy_key: str, what: str
 ) -> None:
-    registry = IntentRegistry(**{policy_key: ["one", "two"]})
+    policy: dict[str, Any] = {policy_key: ["one", "two"]}
+    registry = IntentRegistry(**policy)
     rejected(registry, intent(**{key: "three"}), "'explain'", f"{what} 'three'", "['one', 'two']")
     assert getattr(registry.register(intent(**{key: "two"})).get("explain"), key) == "two"
 
@@ -311,15 +319,21 @@ def test_a_registered_intent_is_an_immutable_record_with_defaults() -> None:
 
 
 def test_none_counts_as_omitted() -> None:
-    record = IntentRegistry.create(
-        [intent(delegates=None, active=None, input_schema=None, resolve=None)]
-    ).get("explain")
+    record = described(
+        IntentRegistry.create(
+            [intent(delegates=None, active=None, input_schema=None, resolve=None)]
+        )
+    )
     assert (record.delegates, record.active) == ((), True)
 
 
 def test_the_input_schema_is_a_read_only_copy() -> None:
-    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
-    record = IntentRegistry.create([intent(input_schema=schema)]).get("explain")
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"q": {"type": "string"}},
+        "required": ["q"],
+    }
+    record = described(IntentRegistry.create([intent(input_schema=schema)]))
     schema["properties"]["q"]["type"] = "integer"
     schema["required"].append("x")
     assert record.input_schema["properties"]["q"]["type"] == "string"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -64,7 +65,7 @@ OPTIONS: dict[str, Any] = {
 
 
 def turn(
-    tools: list[CountingTool],
+    tools: Sequence[CountingTool],
     cache: RequestCache | None,
     *,
     options: dict[str, Any] | None = None,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-
 import httpx
 import pytest
 
@@ -15,6 +13,7 @@ from intent_ui.agent.providers.errors import (
     RateLimitError,
 )
 from intent_ui.agent.providers.retry import open_stream, retry_delay, should_retry
+from tests.support.loopback import free_port
 from tests.support.sse_server import ReplayServer, Script
 from tests.support.wire import openai_chunks, openai_error_body
 
@@ -176,9 +175,7 @@ async def test_open_stream_honours_x_should_retry_false() -> None:
 
 
 async def test_open_stream_retries_a_refused_connection_then_reports_it() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     sleeps = Sleeps()
     async with httpx.AsyncClient() as client:
         with pytest.raises(ProviderConnectionError, match="Check base_url") as caught:

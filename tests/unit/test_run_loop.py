@@ -4,26 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from intent_ui.agent.activity import ModelSummarizer, SummaryEntry
 from intent_ui.agent.providers.base import (
-    ChatRequest,
-    ProviderEvent,
-    StreamEnd,
     TextChunk,
     ToolCallArgs,
     ToolCallBegin,
-    ToolCallEnd,
 )
 from intent_ui.agent.providers.errors import ProviderStreamError
-from intent_ui.agent.run import BACKGROUND_TIMEOUT_ERROR, CUT_OFF_ERROR, TurnRun, run_turn
-from intent_ui.agent.tools.base import ToolKind, ToolResult
-from intent_ui.core.capabilities.intent import INTENT_ARG, is_intent_label_property, with_intent
+from intent_ui.agent.run import BACKGROUND_TIMEOUT_ERROR, CUT_OFF_ERROR
+from intent_ui.agent.tools.base import ToolResult
+from intent_ui.core.capabilities.intent import INTENT_ARG, is_intent_label_property
 from intent_ui.core.events import (
     ActivityLabel,
     ArgsComplete,
@@ -37,138 +32,23 @@ from intent_ui.core.events import (
     TurnEvent,
 )
 from intent_ui.core.goals import goal_registry, scope_registry
-
-ALL_CAPS = frozenset({"tool_intents", "run_in_background", "deferred_tools", "programmatic_tools"})
-GUARD = 10  # seconds: a safety net against hangs, never an assertion about speed
-
-
-# --- fakes ------------------------------------------------------------------------------
-
-
-@dataclass
-class Gate:
-    """A script step that blocks the stream until `event` is set."""
-
-    event: asyncio.Event
-
-
-@dataclass
-class Do:
-    """A script step that runs a callback (e.g. opening another gate)."""
-
-    action: Callable[[], None]
-
-
-Step = ProviderEvent | Exception | Gate | Do
-
-
-class ScriptedProvider:
-    """Plays one script per `stream()` call and records every request."""
-
-    def __init__(self, *scripts: Sequence[Step]) -> None:
-        self.scripts = list(scripts)
-        self.requests: list[ChatRequest] = []
-        self.closed = 0
-
-    async def stream(self, request: ChatRequest) -> AsyncIterator[ProviderEvent]:
-        self.requests.append(request)
-        script = self.scripts.pop(0) if self.scripts else [TextChunk("done"), end()]
-        try:
-            for step in script:
-                await asyncio.sleep(0)
-                if isinstance(step, Exception):
-                    raise step
-                if isinstance(step, Gate):
-                    await step.event.wait()
-                elif isinstance(step, Do):
-                    step.action()
-                else:
-                    yield step
-        finally:
-            self.closed += 1
-
-
-@dataclass
-class FakeTool:
-    name: str
-    properties: dict[str, Any] = field(default_factory=lambda: {"pattern": {"type": "string"}})
-    kind: ToolKind = "native"
-    server: str | None = None
-    self_describing: bool = True
-    run: Callable[[dict[str, Any]], Awaitable[ToolResult]] | None = None
-    seen: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def tool_id(self) -> str:
-        return self.name if self.kind == "native" else f"{self.name}_mcp_{self.server}"
-
-    @property
-    def definition(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": "object", "properties": dict(self.properties)}
-        if self.self_describing:
-            return {
-                "name": self.name,
-                "description": f"The {self.name} tool.",
-                "parameters": dict(with_intent(schema)),
-                "intent": True,
-            }
-        return {"name": self.name, "description": f"The {self.name} tool.", "parameters": schema}
-
-    async def call(self, args: dict[str, Any]) -> ToolResult:
-        self.seen.append(dict(args))
-        if self.run is not None:
-            return await self.run(args)
-        return ToolResult(f"ok {json.dumps(args)}", outcome=f"Did {self.name}")
-
-
-def call(call_id: str, name: str, args: dict[str, Any] | str, *, pieces: int = 3) -> list[Step]:
-    """A complete tool call: begin, the argument text in `pieces` fragments, end."""
-    text = args if isinstance(args, str) else json.dumps(args)
-    size = max(1, len(text) // pieces)
-    fragments = [text[i : i + size] for i in range(0, len(text), size)]
-    return [
-        ToolCallBegin(0, call_id, name),
-        *(ToolCallArgs(call_id, f) for f in fragments),
-        ToolCallEnd(call_id),
-    ]
-
-
-def end(reason: str = "end_turn") -> StreamEnd:
-    return StreamEnd(reason)
-
-
-def make_run(provider: ScriptedProvider, tools: Sequence[Any], **overrides: Any) -> TurnRun:
-    kwargs: dict[str, Any] = {
-        "provider": provider,
-        "model": "fake",
-        "history": [],
-        "user_message": "go",
-        "tools": tools,
-        "tool_options": {"*": {"describe_intent": True}},
-        "capabilities": ALL_CAPS,
-        "system": None,
-    }
-    kwargs.update(overrides)
-    return run_turn(**kwargs)
-
-
-async def collect(run: TurnRun) -> list[TurnEvent]:
-    """Every event of the turn, read as a turn session reads them."""
-
-    async def read() -> list[TurnEvent]:
-        return [event async for event in run]
-
-    return await asyncio.wait_for(read(), GUARD)
-
-
-def of(events: Sequence[TurnEvent], kind: type) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def settled(events: Sequence[TurnEvent], call_id: str) -> CallSettled:
-    (found,) = [e for e in of(events, CallSettled) if e.call_id == call_id]
-    return found
-
+from tests.support.run_loop import (
+    GUARD,
+    PDF_DEFERRED,
+    Do,
+    FakeTool,
+    Gate,
+    ScriptedProvider,
+    Step,
+    call,
+    collect,
+    end,
+    ending,
+    hangs,
+    make_run,
+    of,
+    settled,
+)
 
 # --- tests ------------------------------------------------------------------------------
 
@@ -280,20 +160,11 @@ async def test_a_tool_that_raises_settles_as_error_and_the_turn_continues() -> N
 
 async def test_a_tool_past_the_call_timeout_settles_as_error_and_the_turn_goes_on() -> None:
     cancelled = asyncio.Event()
-
-    async def stuck(args: dict[str, Any]) -> ToolResult:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return ToolResult("unreachable")
-
     provider = ScriptedProvider(
         [*call("c1", "stuck", {"pattern": "x"}), end("tool_use")],
         [TextChunk("That search hung; trying something else."), end()],
     )
-    run = make_run(provider, [FakeTool("stuck", run=stuck)], tool_timeout=0.05)
+    run = make_run(provider, [FakeTool("stuck", run=hangs(cancelled))], tool_timeout=0.05)
     events = await collect(run)
     result = settled(events, "c1")
     assert result.state == "error"
@@ -399,17 +270,8 @@ async def test_stop_mid_stream_cancels_the_stream_and_settles_calls_cancelled() 
 
 async def test_stop_cancels_a_running_tool() -> None:
     cancelled = asyncio.Event()
-
-    async def forever(args: dict[str, Any]) -> ToolResult:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return ToolResult("unreachable")
-
     provider = ScriptedProvider([*call("c1", "slow", {"pattern": "x"}), end("tool_use")])
-    run = make_run(provider, [FakeTool("slow", run=forever)])
+    run = make_run(provider, [FakeTool("slow", run=hangs(cancelled))])
     events: list[TurnEvent] = []
 
     async def consume() -> None:
@@ -422,7 +284,7 @@ async def test_stop_cancels_a_running_tool() -> None:
     await asyncio.wait_for(consume(), GUARD)
     assert cancelled.is_set()
     assert settled(events, "c1").state == "cancelled"
-    assert events[-1].stop_reason == "cancelled"
+    assert ending(events).stop_reason == "cancelled"
 
 
 async def test_provider_error_mid_stream_settles_unfinished_calls_and_ends_with_error() -> None:
@@ -450,8 +312,9 @@ async def test_provider_error_before_streaming_ends_the_turn_with_error() -> Non
     provider = ScriptedProvider([ProviderStreamError("401 Unauthorized: check api_key")])
     events = await collect(make_run(provider, []))
     assert len(events) == 1
-    assert events[0].stop_reason == "error"
-    assert "check api_key" in (events[0].error or "")
+    done = ending(events)
+    assert done.stop_reason == "error"
+    assert "check api_key" in (done.error or "")
 
 
 async def test_max_tokens_cuts_off_the_call_whose_arguments_did_not_complete() -> None:
@@ -469,7 +332,7 @@ async def test_max_tokens_cuts_off_the_call_whose_arguments_did_not_complete() -
     assert settled(events, "c1").state == "settled"
     cut = settled(events, "c2")
     assert (cut.state, cut.error) == ("error", CUT_OFF_ERROR)
-    assert events[-1].stop_reason == "max_tokens"
+    assert ending(events).stop_reason == "max_tokens"
     assert len(provider.requests) == 1  # the turn ends
     assert grep.seen == [{"pattern": "A"}]
 
@@ -508,23 +371,19 @@ async def test_background_dispatch_answers_at_once_and_harvest_settles_the_call(
 
 
 async def test_background_timeout_settles_as_error() -> None:
-    async def forever(args: dict[str, Any]) -> ToolResult:
-        await asyncio.Event().wait()
-        return ToolResult("unreachable")
-
     provider = ScriptedProvider(
         [*call("c1", "bash_tool", {"pattern": "x", "run_in_background": True}), end("tool_use")],
     )
     run = make_run(
         provider,
-        [FakeTool("bash_tool", run=forever)],
+        [FakeTool("bash_tool", run=hangs(asyncio.Event()))],
         tool_options={"bash_tool": {"run_in_background": True}},
         background_timeout=0.01,
     )
     events = await collect(run)
     result = settled(events, "c1")
     assert (result.state, result.error) == ("error", BACKGROUND_TIMEOUT_ERROR)
-    assert events[-1].stop_reason == "end_turn"
+    assert ending(events).stop_reason == "end_turn"
 
 
 async def test_seq_is_strictly_increasing_across_every_event() -> None:
@@ -567,7 +426,7 @@ async def test_the_round_limit_ends_the_turn() -> None:
         *([*call(f"c{i}", "grep_search", {"pattern": "x"}), end("tool_use")] for i in range(3))
     )
     events = await collect(make_run(provider, [FakeTool("grep_search")], max_rounds=2))
-    assert events[-1].stop_reason == "max_rounds"
+    assert ending(events).stop_reason == "max_rounds"
     assert len(provider.requests) == 2
 
 
@@ -651,7 +510,7 @@ async def test_a_failing_summarizer_leaves_no_summary_and_the_turn_ends_normally
     )
     events = await collect(make_run(provider, [FakeTool("grep_search")], summarizer=Broken()))
     assert of(events, ActivityLabel) == []
-    assert events[-1].stop_reason == "end_turn"
+    assert ending(events).stop_reason == "end_turn"
 
 
 async def test_events_can_only_be_consumed_once() -> None:
@@ -722,14 +581,7 @@ async def test_deferred_tool_is_found_by_tool_search_and_offered_with_intent_fir
         [*call("c1", "convert_pdf", pdf_args), end()],
         [TextChunk("Converted."), end()],
     )
-    run = make_run(
-        provider,
-        [FakeTool("grep_search"), pdf],
-        tool_options={
-            "*": {"describe_intent": True},
-            "convert_pdf_mcp_docs": {"defer_loading": True},
-        },
-    )
+    run = make_run(provider, [FakeTool("grep_search"), pdf], tool_options=PDF_DEFERRED)
     events = await asyncio.wait_for(collect(run), GUARD)
     first, second = ({t["name"]: t for t in provider.requests[i].tools} for i in (0, 1))
     assert "convert_pdf" not in first and "tool_search" in first
@@ -767,14 +619,7 @@ async def test_tool_search_once_every_deferred_tool_is_loaded_says_so_and_is_wit
         [*call("s2", "tool_search", {**search, "query": "pdf to text"}), end("tool_use")],
         [TextChunk("Done."), end()],
     )
-    run = make_run(
-        provider,
-        [FakeTool("grep_search"), pdf],
-        tool_options={
-            "*": {"describe_intent": True},
-            "convert_pdf_mcp_docs": {"defer_loading": True},
-        },
-    )
+    run = make_run(provider, [FakeTool("grep_search"), pdf], tool_options=PDF_DEFERRED)
     events = await collect(run)
     again = settled(events, "s2")
     assert (again.state, again.outcome) == ("settled", "Every tool is already loaded")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ SMALL = SandboxLimits(wall_s=3, cpu_s=1, processes=16, output_bytes=4096)
 
 
 async def sh(
-    workspace: Path, command: str, *, limits: SandboxLimits = SMALL, hidden: list[Path] = ()
+    workspace: Path, command: str, *, limits: SandboxLimits = SMALL, hidden: Iterable[Path] = ()
 ) -> SandboxResult:
     sandbox = Sandbox(workspace, limits=limits, hidden=hidden)
     return await sandbox.run(["bash", "--norc", "-c", command])

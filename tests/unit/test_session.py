@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +30,7 @@ from intent_ui.store import conversations as conv
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import EventLog, load_events
 from tests.support.scripted_runtime import ScriptedRuntime, settle
+from tests.support.turn_calls import call_in
 
 ARGS = '{"intent": "Searching for OAuth", "query": "oauth"}'
 
@@ -60,7 +60,7 @@ async def test_every_seq_comes_from_the_session_and_times_are_stamped(
     seqs = [e.seq for e in load_events(engine, session.message_id)]
     assert seqs == [1, 2]
     view = TurnView.replay(load_events(engine, session.message_id))
-    assert view.call("c1").started_at == 1000.0  # type: ignore[union-attr]
+    assert call_in(view, "c1").started_at == 1000.0
     assert view.stop_reason == "error"
     assert "provider adapter exploded" in (view.error or "")
 
@@ -103,8 +103,8 @@ async def test_a_background_call_left_at_the_end_is_cancelled_not_left_in_flight
     run.emit(TurnDone, "end_turn")
     await session.wait()
     view = TurnView.replay(load_events(engine, session.message_id))
-    assert view.call("bg").state == "cancelled"  # type: ignore[union-attr]
-    assert view.call("bg").error == ORPHAN_ERROR  # type: ignore[union-attr]
+    orphan = call_in(view, "bg")
+    assert (orphan.state, orphan.error) == ("cancelled", ORPHAN_ERROR)
     assert [e.seq for e in load_events(engine, session.message_id)] == [1, 2, 3, 5, 6]
 
 
@@ -121,7 +121,9 @@ async def test_one_turn_per_conversation_and_stop_from_any_view(
     assert isinstance(session, TurnSession)
     assert sessions.running(chat_id) is session
     # Another tab finds the same session by conversation and stops it.
-    sessions.running(chat_id).stop()  # type: ignore[union-attr]
+    found = sessions.running(chat_id)
+    assert found is not None
+    found.stop()
     assert runtime.runs[0].stop.is_set()
     runtime.runs[0].emit(TurnDone, "cancelled")
     await session.wait()
@@ -149,12 +151,9 @@ async def test_the_history_sent_to_the_model_comes_from_the_stored_turns(
 
 
 async def test_a_real_demo_turn_is_stored_and_replays_as_it_streamed(
-    engine: Engine, chat_id: str, tmp_path: Path
+    engine: Engine, chat_id: str, oauth_demo: AppConfig
 ) -> None:
-    (tmp_path / "auth.py").write_text("OAuth here\n")
-    config = AppConfig.model_validate(
-        {"endpoints": [{"kind": "demo", "pacing_ms": 0}], "workspace": tmp_path}
-    )
+    config = oauth_demo
     async with AgentRuntime(config) as runtime:
         sessions = TurnSessions(engine=engine, runtime=runtime, config=config)
         session = await sessions.start(

@@ -4,7 +4,6 @@ page shows it there; the demo model continues a stopped turn from where it stopp
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,8 +35,9 @@ def runtime() -> ScriptedRuntime:
 @pytest.fixture
 def sessions(engine: Engine, runtime: ScriptedRuntime) -> TurnSessions:
     config = AppConfig.model_validate({"endpoints": [{"kind": "demo"}]})
+    fake: Any = runtime  # stands in for an AgentRuntime: `start_turn` is all a session asks
     return TurnSessions(
-        engine=engine, runtime=runtime, config=config, clock=lambda: 1000.0, flush_interval=0.01
+        engine=engine, runtime=fake, config=config, clock=lambda: 1000.0, flush_interval=0.01
     )
 
 
@@ -137,7 +137,7 @@ async def test_a_target_of_the_wrong_role_is_refused_and_nothing_is_stored(
     await turn(sessions, runtime, ask(chat_id, "first"), "One.")
     target = next(m for m in conv.messages(engine, chat_id) if m.role == role)
     with pytest.raises(NotFoundError):
-        await sessions.start(ask(chat_id, "x", kind=kind, target=target.id))  # type: ignore[arg-type]
+        await sessions.start(ask(chat_id, "x", kind=kind, target=target.id))
     assert words(engine, chat_id) == ["first", "One."]
     assert sessions.running(chat_id) is None
 
@@ -189,12 +189,9 @@ def test_the_demo_model_makes_the_calls_stop_cancelled_again() -> None:
 
 
 async def test_a_real_demo_turn_stopped_then_continued_finishes_the_work(
-    engine: Engine, chat_id: str, tmp_path: Path
+    engine: Engine, chat_id: str, oauth_demo: AppConfig
 ) -> None:
-    (tmp_path / "auth.py").write_text("OAuth here\n")
-    config = AppConfig.model_validate(
-        {"endpoints": [{"kind": "demo", "pacing_ms": 0}], "workspace": tmp_path}
-    )
+    config = oauth_demo
     async with AgentRuntime(config) as runtime:
         sessions = TurnSessions(engine=engine, runtime=runtime, config=config)
         stopped = await sessions.start(ask(chat_id, "search for OAuth"))

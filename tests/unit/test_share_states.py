@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import Engine
@@ -17,6 +16,7 @@ from intent_ui.ui.chat_state import ChatState
 from intent_ui.ui.host import Host
 from intent_ui.ui.shared_state import SharedState
 from intent_ui.ui.stream_tokens import ShareGrant, read_stream_token
+from tests.support.sign_in import sign_in_as
 
 
 @pytest.fixture
@@ -29,11 +29,8 @@ def host(serve_host: Callable[..., Host], tmp_path: Path) -> Host:
 def chat(host: Host, monkeypatch: pytest.MonkeyPatch) -> ChatState:
     """bob's chat page."""
 
-    async def current_user(self: Any, host: Host) -> str:
-        return "bob"
-
-    monkeypatch.setattr(ChatState, "current_user", current_user)
-    state = ChatState()  # type: ignore[call-arg]
+    sign_in_as(monkeypatch, "bob")
+    state = ChatState()
     state._load_pickers(host, "bob")
     return state
 
@@ -98,7 +95,7 @@ async def test_the_shared_page_lists_the_conversation_with_a_share_token(
     chat_id = _conversation(engine, "bob", "Plan the key rotation")
     link = share_store.create_share(engine, chat_id, owner="bob")
     assert link is not None
-    page = SharedState()  # type: ignore[call-arg]
+    page = SharedState()
     assert await page._show(host, link)
     assert page.status == "shared"
     assert [(m.role, m.text) for m in page.messages] == [("user", "Plan the key rotation")]
@@ -110,7 +107,7 @@ async def test_a_revoked_or_unknown_link_shows_nothing(host: Host, engine: Engin
     chat_id = _conversation(engine, "bob", "Plan the key rotation")
     link = share_store.create_share(engine, chat_id, owner="bob")
     assert link is not None
-    page = SharedState()  # type: ignore[call-arg]
+    page = SharedState()
     assert not await page._show(host, "no-such-link")
     assert (page.status, page.messages, page.stream_token) == ("revoked", [], "")
     assert await page._show(host, link)

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, update
+from sqlmodel import col
 
 from intent_ui.store import agents
 from intent_ui.store import conversations as conv
@@ -141,7 +142,7 @@ def test_corrupt_stored_options_read_as_empty(engine: Engine) -> None:
     agent = _agent(engine)
     with engine.begin() as connection:
         connection.execute(
-            update(Agent).where(Agent.id == agent.id).values(tool_options_json="{not json")
+            update(Agent).where(col(Agent.id) == agent.id).values(tool_options_json="{not json")
         )
     loaded = agents.get_agent(engine, agent.id, owner=OWNER)
     assert loaded is not None and loaded.tool_options == {}
@@ -188,7 +189,7 @@ def test_allowed_callers_takes_a_list_and_empty_clears() -> None:
 
 
 def test_the_input_dict_is_never_mutated() -> None:
-    options = {
+    options: dict[str, dict[str, Any]] = {
         "web_search": {"describe_intent": True, "allowed_callers": ["direct"]},
         "read_file": {"defer_loading": True},
     }

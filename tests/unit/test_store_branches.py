@@ -46,6 +46,13 @@ def reply(engine: Engine, chat: str, text: str, *, parent_id: str | None = None)
     return message_id
 
 
+def title(engine: Engine, chat: str) -> str:
+    """The conversation's title, as its owner's sidebar shows it."""
+    conversation = conv.get_conversation(engine, chat, owner=OWNER)
+    assert conversation is not None
+    return conversation.title
+
+
 def shown(engine: Engine, chat: str) -> list[str]:
     """The shown path as the messages' words."""
     return [m.content for m in conv.messages(engine, chat)]
@@ -147,12 +154,12 @@ def test_a_first_message_edited_takes_the_title_unless_it_was_renamed(
     reply(engine, chat, "In auth.py.")
     edited = conv.add_user_message(engine, chat, "Where is MCP handled?", parent_id=None)
     assert shown(engine, chat) == ["Where is MCP handled?"]
-    assert conv.get_conversation(engine, chat, owner=OWNER).title == "Where is MCP handled?"  # type: ignore[union-attr]
+    assert title(engine, chat) == "Where is MCP handled?"
     conv.choose_branch(engine, chat, first)
-    assert conv.get_conversation(engine, chat, owner=OWNER).title == "Where is OAuth handled?"  # type: ignore[union-attr]
+    assert title(engine, chat) == "Where is OAuth handled?"
     conv.rename_conversation(engine, chat, "Auth notes", owner=OWNER)
     conv.choose_branch(engine, chat, edited)
-    assert conv.get_conversation(engine, chat, owner=OWNER).title == "Auth notes"  # type: ignore[union-attr]
+    assert title(engine, chat) == "Auth notes"
 
 
 def test_search_finds_text_on_the_shown_path_only(engine: Engine, chat: str) -> None:

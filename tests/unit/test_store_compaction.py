@@ -62,7 +62,8 @@ def test_a_compaction_is_recorded_once_where_it_happened(engine: Engine) -> None
     # The compaction is the path's end: the next message goes after it.
     assert conv.path_end(engine, chat.id) == shown[2].id
     asked = conv.add_user_message(engine, chat.id, "And now?")
-    assert conv.get_message(engine, chat.id, asked).parent_id == shown[2].id  # type: ignore[union-attr]
+    message = conv.get_message(engine, chat.id, asked)
+    assert message is not None and message.parent_id == shown[2].id
     # Every later history reads the same, with or without a budget; nothing new to record.
     assert conv.history(engine, chat.id)[:3] == compacted
     assert conv.history(engine, chat.id, budget=TIGHT)[:3] == compacted

@@ -8,6 +8,7 @@ import logging
 
 import pytest
 from sqlalchemy import Engine, func, select
+from sqlmodel import col
 
 from intent_ui.core.dashboard import intent_key
 from intent_ui.store import agents as agent_store
@@ -83,7 +84,7 @@ def test_a_turns_calls_are_copied_when_it_ends(engine: Engine) -> None:
     message_id = seed_alice(engine)
     with engine.connect() as connection:
         stored = connection.execute(
-            select(func.count()).where(DashboardCall.message_id == message_id)  # type: ignore[arg-type]
+            select(func.count()).where(col(DashboardCall.message_id) == message_id)
         ).scalar()
     assert stored == 5
     totals = read(engine).totals
@@ -245,7 +246,7 @@ def test_an_opted_out_tool_is_counted_without_its_intents(engine: Engine) -> Non
     assert (found.totals.calls, found.totals.required_with_intent) == (2, 2)
     assert (found.totals.duplicates, found.top_intents) == (0, [])
     with engine.connect() as connection:
-        texts = connection.execute(select(DashboardCall.intent)).scalars().all()  # type: ignore[call-overload]
+        texts = connection.execute(select(col(DashboardCall.intent))).scalars().all()
     assert texts == [None, None]
 
 
@@ -253,7 +254,7 @@ def test_deleting_a_conversation_takes_its_calls_off_the_dashboard(engine: Engin
     message_id = seed_alice(engine)
     with engine.connect() as connection:
         chat = connection.execute(
-            select(Message.conversation_id).where(Message.id == message_id)  # type: ignore[arg-type]
+            select(col(Message.conversation_id)).where(col(Message.id) == message_id)
         ).scalar_one()
     assert conv_store.delete_conversation(engine, chat, owner=ALICE)
     found = read(engine)
@@ -279,7 +280,7 @@ def test_a_copy_the_database_refuses_leaves_the_turn_recorded(
         message_id = record_turn_with_calls(engine, ALICE, [Call("read_file", "Reading it")])
     with engine.connect() as connection:
         status = connection.execute(
-            select(Message.status).where(Message.id == message_id)  # type: ignore[arg-type]
+            select(col(Message.status)).where(col(Message.id) == message_id)
         ).scalar_one()
     assert status == "complete"
     assert "could not be copied" in caplog.text

@@ -22,7 +22,7 @@ from intent_ui.agent.providers.openai_stream import ChatCompletionsAccumulator
 from intent_ui.agent.tools.mcp import McpTool, _ServerWorker, _to_tool_result
 from intent_ui.config import McpServerConfig
 from intent_ui.core.events import ArgsComplete
-from tests.unit.test_run_loop import FakeTool, ScriptedProvider, call, collect, end, make_run, of
+from tests.support.run_loop import FakeTool, ScriptedProvider, call, collect, end, make_run, of
 
 LONE = json.loads('"a\\ud800b\\udc00"')  # what a provider's JSON escape decodes to
 CLEAN = "a\ufffdb\ufffd"
@@ -87,7 +87,7 @@ async def test_escaped_surrogates_in_arguments_reach_the_tool_as_replacement_cha
 
 def test_the_next_anthropic_round_sends_escaped_surrogates_as_replacement_characters() -> None:
     arguments = '{"intent": "Searching \\ud800", "pattern": "x"}'
-    history = [
+    history: list[dict[str, Any]] = [
         {"role": "user", "content": "go"},
         {
             "role": "assistant",

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from intent_ui.agent.tokenizer import APPROXIMATE_NAME, get_tokenizer
 from intent_ui.core.capabilities.intent import INTENT_PROPERTY, with_intent
@@ -20,7 +21,11 @@ from intent_ui.core.tokens import (
 )
 
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
-MCP_TOOL = {"name": "search_code", "description": "Search code.", "parameters": SCHEMA}
+MCP_TOOL: dict[str, Any] = {
+    "name": "search_code",
+    "description": "Search code.",
+    "parameters": SCHEMA,
+}
 NATIVE_TOOL = {
     "name": "read_file",
     "description": "Read a file.",

@@ -21,7 +21,13 @@ from sqlalchemy import Engine
 
 from intent_ui.agent.runtime import AgentRuntime
 from intent_ui.agent.session import TurnRequest, TurnSession, TurnSessions
-from intent_ui.agent.tracing import ENDPOINT_VARIABLES, LABEL_EVENT, Tracing, TurnInfo
+from intent_ui.agent.tracing import (
+    ENDPOINT_VARIABLES,
+    LABEL_EVENT,
+    Tracing,
+    TurnInfo,
+    TurnTracer,
+)
 from intent_ui.config import AppConfig, ConfigError, load_config
 from intent_ui.core.events import (
     ActivityLabel,
@@ -36,6 +42,7 @@ from intent_ui.store import conversations as conv
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import EventLog
 from tests.support.otlp_collector import TRACES_PATH, CollectedSpan, OtlpCollector
+from tests.support.turn_scripts import subagent_with_approval
 
 ROOT = Path(__file__).resolve().parents[2]
 MESSAGE = "find where OAuth and MCP are handled"
@@ -350,7 +357,9 @@ def test_a_recorded_turn_names_each_call_by_its_intent_then_its_outcome(
     assert (a.start_ns, a.end_ns) == (100_000_000_000, 101_000_000_000)
     assert {s.parent_span_id for s in calls.values()} == {turn.span_id}
     assert {s.trace_id for s in spans} == {turn.trace_id}
-    assert session.observers[0].trace_id == turn.trace_id  # the id a card can show
+    tracer = session.observers[0]
+    assert isinstance(tracer, TurnTracer)
+    assert tracer.trace_id == turn.trace_id  # the id a card can show
 
     assert a.attributes == {
         "gen_ai.operation.name": "execute_tool",
@@ -472,3 +481,100 @@ async def test_a_demo_turn_of_the_web_app_is_one_trace_of_its_conversation(
     assert all(s.attributes["intent_ui.tool.status"] == "settled" for s in tools)
     assert {s.parent_span_id for s in tools} == {turn.span_id}
     assert set(the_span(spans, "activity_label").links) == {s.span_id for s in tools}
+
+
+# --- approvals and the trace a card names ----------------------------------------------
+
+
+def approval_turn(verdict: str) -> list[TurnEvent]:
+    """A call that asks first, decided `verdict`, then settled."""
+    from intent_ui.core.events import ApprovalDecided, ApprovalRequested
+
+    args = '{"intent": "Deleting the staging migrations", "path": "migrations/staging"}'
+    settled = (
+        CallSettled(6, "d", "settled", output="Deleted", outcome="Deleted migrations/staging")
+        if verdict == "approved"
+        else CallSettled(6, "d", "error", error="Denied by the user: not the staging ones")
+    )
+    return [
+        CallStarted(1, "d", "delete_file", 0, label_bearing=True, at=100.0),
+        ArgsComplete(2, "d", args),
+        ApprovalRequested(3, "d", tool_id="delete_file", at=101.0),
+        ApprovalDecided(
+            4, "d", verdict, scope="once", reason="not the staging ones", by="user", at=102.5
+        ),
+        settled,
+        TurnDone(7, "end_turn", at=103.0),
+    ]
+
+
+@pytest.mark.parametrize("redact", [False, True])
+def test_approval_decisions_are_events_of_the_calls_span(
+    engine: Engine,
+    tracing_for: Callable[[AppConfig], Tracing],
+    collector: OtlpCollector,
+    redact: bool,
+) -> None:
+    from intent_ui.agent.tracing import APPROVAL_DECIDED_EVENT, APPROVAL_REQUESTED_EVENT
+
+    tracing = tracing_for(demo_config(redact_arguments=redact))
+    session = session_for(engine, tracing)
+    for event in approval_turn("denied"):
+        session.publish(event)
+    assert tracing.flush()
+
+    (span,) = by_call(collector.spans()).values()
+    asked, decided = (e for e in span.events if e.name.startswith("intent_ui.approval."))
+    assert (asked.name, decided.name) == (APPROVAL_REQUESTED_EVENT, APPROVAL_DECIDED_EVENT)
+    assert asked.attributes == {"intent_ui.approval.tool_id": "delete_file"}
+    assert decided.time_ns == 102_500_000_000
+    expected = {
+        "intent_ui.approval.verdict": "denied",
+        "intent_ui.approval.scope": "once",
+        "intent_ui.approval.by": "user",
+        "intent_ui.approval.edited": False,
+    }
+    if not redact:
+        expected["intent_ui.approval.reason"] = "not the staging ones"
+    assert decided.attributes == expected
+
+
+async def test_a_web_app_turn_is_traced_under_its_message_id_which_its_cards_show(
+    engine: Engine,
+    tracing_for: Callable[[AppConfig], Tracing],
+    collector: OtlpCollector,
+    tmp_path: Path,
+) -> None:
+    from intent_ui.agent.tracing import turn_trace_id
+
+    make_workspace(tmp_path)
+    config = AppConfig.model_validate(
+        {"endpoints": [{"kind": "demo", "pacing_ms": 0}], "workspace": str(tmp_path)}
+    )
+    tracing = tracing_for(config)
+    async with AgentRuntime(config) as runtime:
+        sessions = TurnSessions(engine=engine, runtime=runtime, config=config, tracing=tracing)
+        chat = conv.create_conversation(engine, owner=LOCAL_USER_ID, endpoint="demo", model="demo")
+        session = await sessions.start(TurnRequest(chat.id, MESSAGE, "demo", "demo"))
+        await session.wait()
+    assert tracing.flush()
+    assert turn_trace_id(session.message_id) == session.message_id
+    assert {s.trace_id for s in collector.spans()} == {session.message_id}
+    # A turn without a stored message (the command line's) keeps a random trace id.
+    assert turn_trace_id("m1") is None
+
+
+def test_a_subagents_calls_are_spans_of_the_call_they_ran_in(
+    engine: Engine, tracing_for: Callable[[AppConfig], Tracing], collector: OtlpCollector
+) -> None:
+    tracing = tracing_for(demo_config())
+    session = session_for(engine, tracing)
+    for event in subagent_with_approval():
+        session.publish(event)
+    assert tracing.flush()
+    calls = by_call(collector.spans())
+    parent = calls["s1"]
+    assert parent.name == "Delegating the OAuth audit"
+    for child in ("s1~c1", "s1~c2"):
+        assert calls[child].parent_span_id == parent.span_id
+        assert calls[child].attributes["intent_ui.tool.parent_call_id"] == "s1"

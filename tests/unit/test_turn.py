@@ -21,6 +21,7 @@ from intent_ui.core.events import (
 )
 from intent_ui.core.states import CALL_STATES, FINAL_STATES
 from intent_ui.core.turn import TextPart, ToolGroup, TurnView
+from tests.support.turn_calls import call_in, call_view_in
 
 MCP_ARGS = '{"intent":"Searching for MCP wiring","query":"mcp client"}'
 OAUTH_ARGS = '{"intent":"Searching for OAuth handling","query":"oauth callback"}'
@@ -83,11 +84,11 @@ def test_two_parallel_calls_streamed_chunk_by_chunk() -> None:
     }
     assert headers[-1] == "Searching for OAuth handling"
     assert turn.card_label("a") == "Searching for MCP wiring"
-    assert turn.call("a").state == "streaming"  # parseable JSON never settles a call
+    assert call_in(turn, "a").state == "streaming"  # parseable JSON never settles a call
 
     turn.apply(ArgsComplete(seq(), "a", MCP_ARGS))
     turn.apply(ArgsComplete(seq(), "b", OAUTH_ARGS))
-    assert turn.call("a").state == "running"
+    assert call_in(turn, "a").state == "running"
     assert turn.group_header(0).text == "Searching for OAuth handling"
 
     turn.apply(CallSettled(seq(), "a", "settled", output="3 hits", outcome_patch=SEARCHED))
@@ -116,8 +117,8 @@ def test_every_split_point_gives_the_same_intent(split: int) -> None:
     turn.apply(start(seq, "b"))
     for piece in (OAUTH_ARGS[:split], OAUTH_ARGS[split:]):
         turn.apply(ArgsDelta(seq(), "b", piece))
-    assert turn.call("b").intent == "Searching for OAuth handling"
-    assert turn.call("b").intent_complete
+    assert call_in(turn, "b").intent == "Searching for OAuth handling"
+    assert call_in(turn, "b").intent_complete
     assert turn.arguments("b") == OAUTH_ARGS
 
 
@@ -126,10 +127,10 @@ def test_label_seq_is_stamped_when_the_first_intent_shows() -> None:
     turn = TurnView()
     turn.apply(start(seq, "a"))  # seq 1
     turn.apply(ArgsDelta(seq(), "a", '{"intent":"'))  # seq 2: nothing displayable yet
-    assert turn.call("a").label_seq == 0
+    assert call_in(turn, "a").label_seq == 0
     turn.apply(ArgsDelta(seq(), "a", "Rea"))  # seq 3
     turn.apply(ArgsDelta(seq(), "a", "ding"))  # seq 4: growth does not restamp
-    assert turn.call("a").label_seq == 3
+    assert call_in(turn, "a").label_seq == 3
 
 
 def test_label_inputs_are_rebuilt_only_when_a_label_could_change() -> None:
@@ -145,7 +146,7 @@ def test_label_inputs_are_rebuilt_only_when_a_label_could_change() -> None:
     assert turn.apply(ArgsDelta(seq(), "a", 'auth"}')) == {"a"}  # arguments only
     assert turn.call_view("a") is grown
     turn.apply(CallSettled(seq(), "a", "settled", output="3 files"))
-    assert turn.call_view("a").state == "settled"
+    assert call_view_in(turn, "a").state == "settled"
     assert turn.card_label("a") == "Reading the docs"
 
 
@@ -169,7 +170,7 @@ def test_non_label_bearing_call_never_parses_an_intent() -> None:
     turn.apply(CallStarted(seq(), "c", "create_ticket", 0, server="crm", label_bearing=False))
     turn.apply(ArgsDelta(seq(), "c", args))
     turn.apply(ArgsComplete(seq(), "c", args))
-    assert turn.call("c").intent is None
+    assert call_in(turn, "c").intent is None
     assert turn.arguments("c") == args
     assert turn.card_label("c") == "Running create_ticket in crm"
     turn.apply(CallSettled(seq(), "c", "settled", outcome="Created ticket 7"))
@@ -182,7 +183,7 @@ def test_one_shot_arguments_give_the_intent_at_args_complete() -> None:
     turn.apply(start(seq, "a"))
     turn.apply(ArgsComplete(seq(), "a", OAUTH_ARGS))  # seq 2
     assert turn.card_label("a") == "Searching for OAuth handling"
-    assert turn.call("a").label_seq == 2
+    assert call_in(turn, "a").label_seq == 2
 
 
 def test_args_complete_without_a_final_copy_keeps_the_streamed_intent() -> None:
@@ -213,13 +214,13 @@ def test_backgrounded_dispatch_stays_in_flight_until_harvest() -> None:
     turn.apply(ArgsComplete(seq(), "b", OAUTH_ARGS))
     turn.apply(CallBackgrounded(seq(), "b"))
     turn.apply(CallSettled(seq(), "a", "settled", outcome="Found MCP wiring"))
-    assert turn.call("b").state == "background"
+    assert call_in(turn, "b").state == "background"
     header = turn.group_header(0)
     assert header.text == "Searching for OAuth handling · in background"
     assert header.live
 
     turn.apply(TurnDone(seq(), "end_turn"))
-    assert turn.call("b").state == "background"  # the turn ending does not reap it
+    assert call_in(turn, "b").state == "background"  # the turn ending does not reap it
 
     turn.apply(CallSettled(seq(), "b", "settled", outcome="Found 12 matches"))
     assert turn.group_header(0).text == "Found 12 matches"
@@ -240,9 +241,9 @@ def test_identical_settle_re_emission_changes_nothing() -> None:
     turn = TurnView()
     turn.apply(start(seq, "a"))
     turn.apply(CallSettled(seq(), "a", "settled", outcome="Done"))
-    stamped = turn.call("a").label_seq
+    stamped = call_in(turn, "a").label_seq
     assert turn.apply(CallSettled(seq(), "a", "settled", outcome="Done")) == set()
-    assert turn.call("a").label_seq == stamped
+    assert call_in(turn, "a").label_seq == stamped
 
 
 @pytest.mark.parametrize("stop", [("cancelled", None), ("error", "provider failed")])
@@ -257,7 +258,7 @@ def test_turn_ending_badly_cancels_unfinished_calls(stop: tuple[str, str | None]
     assert {"a", "b", "done", "header:0"} <= changed
     assert turn.card_label("a") == "Cancelled: Reading the router"
     assert turn.card_label("b") == "Cancelled: Searching for OAuth handling"
-    assert turn.call("b").error == stop[1]
+    assert call_in(turn, "b").error == stop[1]
     assert (turn.done, turn.stop_reason, turn.error) == (True, stop[0], stop[1])
     assert not turn.group_header(0).live
 
@@ -354,7 +355,7 @@ def test_duplicate_start_bad_values_and_foreign_objects_change_nothing() -> None
     assert turn.apply(CallSettled(seq(), "a", "running")) == set()  # type: ignore[arg-type]
     assert turn.apply("not an event") == set()  # type: ignore[arg-type]
     assert turn.parts == (ToolGroup(0, ("a",)),)
-    assert turn.call("a").state == "streaming"
+    assert call_in(turn, "a").state == "streaming"
     assert turn.card_label("a") == "Reading the router"
 
 
@@ -418,8 +419,8 @@ def test_start_and_settle_times_come_from_the_events() -> None:
     turn.apply(CallStarted(2, "b", "read_file", 0, label_bearing=True, at=100.5))
     turn.apply(CallSettled(3, "a", "settled", at=102.25))
     turn.apply(TurnDone(4, "cancelled", at=103.0))
-    assert (turn.call("a").started_at, turn.call("a").settled_at) == (100.0, 102.25)
-    assert (turn.call("b").state, turn.call("b").settled_at) == ("cancelled", 103.0)
+    assert (call_in(turn, "a").started_at, call_in(turn, "a").settled_at) == (100.0, 102.25)
+    assert (call_in(turn, "b").state, call_in(turn, "b").settled_at) == ("cancelled", 103.0)
 
 
 def test_arguments_grow_by_appending_and_the_record_carries_only_their_length() -> None:
@@ -429,7 +430,7 @@ def test_arguments_grow_by_appending_and_the_record_carries_only_their_length() 
     for piece in ('{"intent": "Writing the file", ', '"content": "', "x" * 5000, '"}'):
         turn.apply(ArgsDelta(seq(), "a", piece))
     text = turn.arguments("a")
-    assert text.endswith('x"}') and turn.call("a").args_len == len(text)
+    assert text.endswith('x"}') and call_in(turn, "a").args_len == len(text)
     assert turn.arguments("unknown") == ""
 
 

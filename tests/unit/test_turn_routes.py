@@ -86,6 +86,15 @@ def owner_token(host: Host, chat_id: str, user: str = LOCAL_USER_ID) -> str:
     return mint_owner_token(host.config.auth, user, chat_id)
 
 
+def route_path(route: str, message_id: str) -> str:
+    """The address of one of the turn routes for the turn `message_id` (its call `c1`)."""
+    return {
+        "stream": f"/_iu/turns/{message_id}/stream",
+        "snapshots": "/_iu/turns",
+        "detail": f"/_iu/turns/{message_id}/calls/c1",
+    }[route]
+
+
 def client(app: Any = None) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=app or TurnRoutes(Reflex()))
     return httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000")
@@ -299,13 +308,10 @@ async def test_a_token_that_does_not_grant_the_turn_is_refused(
     message_id = stored_turn(engine, chat_id)
     make, status = TOKENS[case]
     token = make(host, chat_id, monkeypatch)
-    path = {
-        "stream": f"/_iu/turns/{message_id}/stream",
-        "snapshots": "/_iu/turns",
-        "detail": f"/_iu/turns/{message_id}/calls/c1",
-    }[route]
     async with client() as http:
-        response = await http.get(path, params={"token": token, "ids": message_id})
+        response = await http.get(
+            route_path(route, message_id), params={"token": token, "ids": message_id}
+        )
     assert response.status_code == status
     assert response.headers["content-type"] == "application/json"
     assert response.json()["error"]
@@ -316,15 +322,9 @@ async def test_a_turn_of_another_conversation_is_not_found(
     host: Host, engine: Engine, chat_id: str, other_chat: str, route: str
 ) -> None:
     elsewhere = stored_turn(engine, other_chat)
-    path = {
-        "stream": f"/_iu/turns/{elsewhere}/stream",
-        "snapshots": "/_iu/turns",
-        "detail": f"/_iu/turns/{elsewhere}/calls/c1",
-    }[route]
+    params = {"token": owner_token(host, chat_id), "ids": elsewhere}
     async with client() as http:
-        response = await http.get(
-            path, params={"token": owner_token(host, chat_id), "ids": elsewhere}
-        )
+        response = await http.get(route_path(route, elsewhere), params=params)
     assert response.status_code == 404
     assert elsewhere in response.json()["error"]
 
@@ -404,6 +404,20 @@ async def test_the_detail_of_a_call(host: Host, engine: Engine, chat_id: str) ->
     assert failed.json()["result"] == "No such file: router.py"
     assert '"path": "router.py"' in failed.json()["arguments"]
     assert unknown.status_code == 404 and unknown.json()["error"]
+
+
+async def test_the_detail_names_the_turns_trace_when_traces_are_on(
+    host: Host, engine: Engine, chat_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    message_id = stored_turn(engine, chat_id)
+    token = owner_token(host, chat_id)
+    path = f"/_iu/turns/{message_id}/calls/c2"
+    async with client() as http:
+        untraced = await http.get(path, params={"token": token})
+        monkeypatch.setattr(host.sessions, "_tracing", object())
+        traced = await http.get(path, params={"token": token})
+    assert "trace_id" not in untraced.json()
+    assert traced.json()["trace_id"] == message_id
 
 
 async def test_the_detail_of_a_running_call(

@@ -9,7 +9,8 @@ does not run the turn it shows. Here:
 - `remote`: another worker follows it (`RemoteTurn`): the log, then the stream.
 - `lease`: a running turn holds `lease:turn:{conversation_id}`, renewed while it runs.
 - `orphans`: the turns of a worker that died are ended as interrupted by whoever notices.
-- `control`: Stop from any worker reaches the owner over `turn-control:{message_id}`.
+- `control`: Stop, approvals and answers from any worker reach the owner over
+  `turn-control:{message_id}`.
 - `owner`: the owner's side of one turn (lease, publisher, the order things end in).
 - `worker`: `Cluster`, this worker's part of it all.
 

@@ -1,35 +1,146 @@
-"""Requests to a turn's owner from any worker: Stop, over Redis pub/sub.
+"""Requests to a turn's owner from any worker: Stop, and the decisions and answers its
+waiting calls take, over Redis pub/sub.
 
-A page on any worker may stop the turn it shows; the turn runs where its session is. The
-request is published on `turn-control:{message_id}`; every worker listens to the pattern
-with one subscription of its own and acts on the turns it owns. Pub/sub delivers at most
-once, to whoever listens then: a Stop is a click, and one lost to a dropped connection
-is clicked again (the Stop button stays until the turn ends).
+A page on any worker may stop the turn it shows, approve or deny its waiting call, or
+answer its question; the turn runs where its session is. The request is published on
+`turn-control:{message_id}`; every worker listens to the pattern with one subscription of
+its own and acts on the turns it owns. Pub/sub delivers at most once, to whoever listens
+then: a Stop is a click, and one lost to a dropped connection is clicked again (the Stop
+button stays until the turn ends).
+
+A decision or an answer needs its verdict back (the first one wins; an edit may be
+refused): its request (JSON, see `PauseRequest`) names a reply key, and the owner pushes
+the verdict there (`reply`) for the asker's blocking pop (`ask`). An owner that does not
+answer within `REPLY_TIMEOUT_S` is reported as such, and the card stays as it was.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
-from collections.abc import Callable
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import cast
 
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-__all__ = ["STOP", "ControlListener", "request"]
+from intent_ui.agent.approvals import Decision, Verdict
+
+__all__ = [
+    "ANSWER",
+    "DECIDE",
+    "STOP",
+    "ControlListener",
+    "PauseRequest",
+    "ask",
+    "reply",
+    "reply_key",
+    "request",
+]
 
 logger = logging.getLogger(__name__)
 
 STOP = "stop"
+DECIDE = "decide"
+ANSWER = "answer"
 
+REPLY_TIMEOUT_S = 3.0
+"""How long an asker waits for the owner's verdict: the owner answers in one round trip
+unless it is gone (then the lease says so within seconds)."""
+
+_REPLY_TTL_S = 30
 _RETRY_S = (0.1, 0.5, 1.0, 2.0)
+
+NO_REPLY = Verdict(False, "The worker running this turn did not answer; try again in a moment.")
+UNREACHABLE = Verdict(False, "Could not reach the turn (Redis did not answer); try again.")
+
+
+@dataclass(frozen=True, slots=True)
+class PauseRequest:
+    """A decision on a waiting call (`what` DECIDE, `decision`) or an answer to a question
+    (`what` ANSWER, `text`, `by`), and the key its verdict goes to."""
+
+    what: str
+    call_id: str
+    reply_to: str
+    decision: Decision | None = None
+    text: str = ""
+    by: str = "user"
+
+    def encode(self) -> str:
+        fields: dict[str, object] = {
+            "what": self.what,
+            "call_id": self.call_id,
+            "reply_to": self.reply_to,
+        }
+        if self.decision is not None:
+            fields["decision"] = asdict(self.decision)
+        if self.what == ANSWER:
+            fields.update(text=self.text, by=self.by)
+        return json.dumps(fields)
+
+    @classmethod
+    def decode(cls, raw: str) -> PauseRequest | None:
+        """The request in `raw`, or None when it is none (a Stop, or garbage)."""
+        try:
+            fields = json.loads(raw)
+            what, call_id, reply_to = fields["what"], fields["call_id"], fields["reply_to"]
+            decided = fields.get("decision")
+            decision = Decision(**decided) if isinstance(decided, dict) else None
+            text, by = str(fields.get("text", "")), str(fields.get("by", "user"))
+        except (ValueError, TypeError, KeyError):
+            return None
+        if what not in (DECIDE, ANSWER) or (what == DECIDE and decision is None):
+            return None
+        return cls(str(what), str(call_id), str(reply_to), decision, text, by)
 
 
 async def request(redis: Redis, channel: str, what: str = STOP) -> int:
     """Send `what` to the owner listening on `channel`; how many workers heard it."""
     return int(await redis.publish(channel, what))
+
+
+def reply_key(prefix: str) -> str:
+    """A key of its own for one verdict (`{prefix}turn-reply:{random}`)."""
+    return f"{prefix}turn-reply:{secrets.token_hex(8)}"
+
+
+async def ask(
+    redis: Redis, channel: str, asked: PauseRequest, *, timeout_s: float = REPLY_TIMEOUT_S
+) -> Verdict:
+    """Send a decision or an answer to the owner on `channel`; its verdict."""
+    try:
+        await redis.publish(channel, asked.encode())
+        # redis-py types its commands for both clients; the asyncio one returns awaitables.
+        popping = cast(
+            "Awaitable[list[str] | None]", redis.blpop([asked.reply_to], timeout=timeout_s)
+        )
+        popped = await popping
+    except RedisError as exc:
+        logger.warning("Asking the owner on %s failed (%s)", channel, exc)
+        return UNREACHABLE
+    if popped is None:
+        return NO_REPLY
+    try:
+        return Verdict(**json.loads(popped[1]))
+    except (ValueError, TypeError):
+        return NO_REPLY
+
+
+async def reply(redis: Redis, key: str, verdict: Verdict) -> None:
+    """The owner's verdict for the asker waiting on `key`."""
+    pipe = redis.pipeline(transaction=True)
+    pipe.rpush(key, json.dumps(asdict(verdict)))
+    pipe.expire(key, _REPLY_TTL_S)
+    try:
+        await pipe.execute()
+    except RedisError as exc:  # the asker says the owner did not answer
+        logger.warning("Answering on %s failed (%s)", key, exc)
 
 
 class ControlListener:

@@ -2,7 +2,8 @@
 
 `RemoteTurn` has the small interface the pages use of a `TurnSession` (its ids, `done`,
 `status`, `view`, `stop()`, `wait()`, `feed(lang)`, `subscribe(lang, last_id)`), so the
-routes and states serve it the same way. One reads each remote turn per worker, however
+routes and states serve it the same way; Stop, decisions and answers go to the owner
+(`control`). One reads each remote turn per worker, however
 many of the worker's pages show it (`Cluster.follow`).
 
 1. It replays the turn's log into its `TurnView`, then reads the turn's stream from the
@@ -28,6 +29,8 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
+from intent_ui.agent.approvals import Decision, Verdict
+from intent_ui.agent.cluster.control import ANSWER, DECIDE, PauseRequest
 from intent_ui.agent.cluster.lease import lease_holder
 from intent_ui.agent.cluster.orphans import end_orphan
 from intent_ui.agent.cluster.records import entry_id, read_entry
@@ -94,6 +97,16 @@ class RemoteTurn:
     def stop(self) -> None:
         """Ask the owner to stop the turn (it ends as cancelled, here too)."""
         self._cluster.request_stop(self.message_id)
+
+    async def decide(self, call_id: str, decision: Decision) -> Verdict:
+        """A decision on the turn's waiting call, taken where the turn runs."""
+        asked = PauseRequest(DECIDE, call_id, self._cluster.new_reply_key(), decision=decision)
+        return await self._cluster.ask_owner(self.message_id, asked)
+
+    async def answer(self, call_id: str, text: str, by: str = "user") -> Verdict:
+        """An answer to the turn's waiting question, taken where the turn runs."""
+        asked = PauseRequest(ANSWER, call_id, self._cluster.new_reply_key(), text=text, by=by)
+        return await self._cluster.ask_owner(self.message_id, asked)
 
     async def wait(self) -> None:
         """Until the turn ended and its log was written."""

@@ -25,8 +25,18 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from sqlalchemy import Engine
 
+from intent_ui.agent.approvals import Verdict
 from intent_ui.agent.cluster.config import ClusterConfig
-from intent_ui.agent.cluster.control import STOP, ControlListener, request
+from intent_ui.agent.cluster.control import (
+    DECIDE,
+    STOP,
+    ControlListener,
+    PauseRequest,
+    ask,
+    reply,
+    reply_key,
+    request,
+)
 from intent_ui.agent.cluster.lease import Holder, Lease, lease_holder
 from intent_ui.agent.cluster.orphans import end_held, end_orphan
 from intent_ui.agent.cluster.owner import Claim, OwnedTurn
@@ -268,12 +278,33 @@ class Cluster:
         if not heard:
             logger.warning("Nobody took the request to stop turn %s", message_id)
 
+    async def ask_owner(self, message_id: str, asked: PauseRequest) -> Verdict:
+        """A decision or an answer for a waiting call of the turn, taken by its owner
+        wherever it runs; the owner's verdict."""
+        return await ask(self.redis, self.config.control(message_id), asked)
+
+    def new_reply_key(self) -> str:
+        return reply_key(self.config.prefix)
+
     def _on_request(self, message_id: str, what: str) -> None:
-        if what != STOP or self._sessions is None:
+        if self._sessions is None:
             return
         session = self._sessions.get(message_id)
-        if session is not None:
+        if session is None:
+            return  # another worker's turn (every worker hears every request)
+        if what == STOP:
             session.stop()
+            return
+        asked = PauseRequest.decode(what)
+        if asked is None or session.pauses is None:
+            return
+        if asked.what == DECIDE and asked.decision is not None:
+            verdict = session.pauses.decide(asked.call_id, asked.decision)
+        else:
+            verdict = session.pauses.answer(asked.call_id, asked.text, asked.by)
+        task = asyncio.create_task(reply(self.redis, asked.reply_to, verdict))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # --- orphans ------------------------------------------------------------------------------
 

@@ -17,12 +17,18 @@ quotes and never between two topics ("OAuth and MCP"). Each step is one `Ask`:
 - `CountWithCode` ("count the TODOs with code", "use code to count X"): one
   `run_tools_with_code` program; it calls `grep_search` through the bridge when the
   runner lists it among the functions code may call, else reads the workspace itself;
+- `Program` ("run `print(2 + 2)` in python", "run the python `...`"): one
+  `run_tools_with_code` call running that one line as written;
 - `Shell` ("run `ls -la`", "run `git log` in bash"): one `bash_tool` call;
 - `Delete` ("delete migrations/staging", "delete the staging migrations in
   migrations/staging"): one `delete_file` call (a path without a file extension is
   deleted as a folder, with everything in it);
 - `Question` ("ask me which database to use: Postgres or SQLite"): one
-  `ask_user_question` call, offering the answers after the colon.
+  `ask_user_question` call, offering the answers after the colon;
+- `Delegate` ("delegate the audit of the callback router", "... to Auditor"): one
+  `subagent` call, to the saved agent named after "to", else to a copy of itself. An
+  audit, review or study of a topic asks the child to search for it and read the top
+  hit; any other task is passed on as written.
 
 Rounds: the first holds every call that needs nothing found first (searches, lookups,
 listings, reads of a named file, memory, writes); the second reads the best match of
@@ -43,11 +49,13 @@ from intent_ui.core.capabilities.intent import INTENT_ARG, is_intent_label_prope
 __all__ = [
     "Ask",
     "CountWithCode",
+    "Delegate",
     "Delete",
     "ListFolder",
     "Overview",
     "Plan",
     "PlannedCall",
+    "Program",
     "Question",
     "Read",
     "Remember",
@@ -144,6 +152,13 @@ class CountWithCode:
 
 
 @dataclass(frozen=True, slots=True)
+class Program:
+    """Run `code`, one line of Python the message quoted, as written."""
+
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
 class Shell:
     command: str
 
@@ -162,6 +177,16 @@ class Question:
     choices: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Delegate:
+    """Hand `what` ("the audit of the callback router") to a subagent: `task` is what the
+    child reads, `agent` the saved agent named (None: a copy of itself)."""
+
+    what: str
+    task: str
+    agent: str | None = None
+
+
 Ask = (
     Search
     | Read
@@ -170,9 +195,11 @@ Ask = (
     | Remember
     | Write
     | CountWithCode
+    | Program
     | Shell
     | Delete
     | Question
+    | Delegate
 )
 
 
@@ -189,7 +216,7 @@ class Plan:
 _QUOTES = "\"'`“”‘’"
 _ACTIONS = (
     r"read|open|cat|show|list|ls|search|find|grep|look|hunt|locate|summari[sz]e|explain|"
-    r"describe|tell|remember|write|give|delete|remove|ask"
+    r"describe|tell|remember|write|give|delete|remove|ask|delegate"
 )
 _STEP_BREAK = re.compile(
     rf"\s*(?:,\s*)?(?:\band\s+)?\bthen\b\s*|\s*;\s*|\s*,?\s*\band\b\s*(?=(?:{_ACTIONS})\b)"
@@ -298,6 +325,11 @@ _COUNT_WITH_CODE = re.compile(
     r"(?:code|program|script))$",
     re.IGNORECASE,
 )
+_PROGRAM = re.compile(
+    r"^run\s+(?:the\s+)?python\s+(?:program\s+|code\s+)?`(?P<code>[^`]+)`$"
+    r"|^run\s+`(?P<inline>[^`]+)`\s+(?:in|with)\s+python$",
+    re.IGNORECASE,
+)
 _SHELL = re.compile(
     r"^run\s+(?:the\s+)?(?:(?:shell|bash)\s+)?(?:command\s+)?`(?P<command>[^`]+)`"
     r"(?:\s+in\s+(?:bash|the\s+shell|the\s+sandbox))?$",
@@ -347,7 +379,9 @@ def _ask(clause: str) -> Ask | None:
     if _OVERVIEW.search(clause):
         return Overview()
     for parser in (
+        _delegate,
         _count_with_code,
+        _program,
         _shell,
         _remember,
         _write,
@@ -364,6 +398,28 @@ def _ask(clause: str) -> Ask | None:
     return None
 
 
+_DELEGATE = re.compile(
+    r"^(?:delegate|hand\s+off):?\s+(?P<what>.+?)(?:\s+to\s+(?:the\s+)?(?P<agent>[\w-]+)"
+    r"(?:\s+agent)?)?$",
+    re.IGNORECASE,
+)
+_STUDY = re.compile(
+    r"^(?:(?:the|an?)\s+)?(?:audit|review|study|analysis|inspection|check)\s+of\s+"
+    r"(?:the\s+)?(?P<topic>.+)$",
+    re.IGNORECASE,
+)
+
+
+def _delegate(clause: str) -> Ask | None:
+    match = _DELEGATE.match(clause)
+    if match is None:
+        return None
+    what = match.group("what").strip(_QUOTES + " ")
+    study = _STUDY.match(what)
+    task = f"search for {study.group('topic')}, then read it" if study else what
+    return Delegate(what, task, match.group("agent")) if what else None
+
+
 def _count_with_code(clause: str) -> Ask | None:
     match = _COUNT_WITH_CODE.match(clause)
     if match is None:
@@ -373,6 +429,12 @@ def _count_with_code(clause: str) -> Ask | None:
     if len(what) > 2 and what.endswith("s") and what[:-1].isupper():
         what = what[:-1]
     return CountWithCode(what) if what else None
+
+
+def _program(clause: str) -> Ask | None:
+    match = _PROGRAM.match(clause)
+    code = (match.group("code") or match.group("inline") or "").strip() if match else ""
+    return Program(code) if code else None
 
 
 def _shell(clause: str) -> Ask | None:
@@ -536,6 +598,11 @@ def first_round(plan: Plan, offered: Mapping[str, Mapping[str, Any]]) -> list[Pl
             if tool is not None:
                 intent = f"Counting the lines that mention {ask.term} with a program"
                 calls.append(call_for(tool, intent, {"code": count_program(ask.term, tool)}))
+        elif isinstance(ask, Program):
+            tool = find_tool(offered, "run_tools_with_code")
+            if tool is not None:
+                intent = f"Running {ask.code} in the Python sandbox"
+                calls.append(call_for(tool, intent, {"code": ask.code}))
         elif isinstance(ask, Shell):
             tool = find_tool(offered, "bash_tool")
             if tool is not None:
@@ -555,6 +622,13 @@ def first_round(plan: Plan, offered: Mapping[str, Mapping[str, Any]]) -> list[Pl
                 if ask.choices:
                     asked["choices"] = list(ask.choices)
                 calls.append(call_for(tool, intent, asked))
+        elif isinstance(ask, Delegate):
+            tool = find_tool(offered, "subagent")
+            if tool is not None:
+                handed: dict[str, Any] = {"task": ask.task}
+                if ask.agent:
+                    handed["agent"] = ask.agent
+                calls.append(call_for(tool, f"Delegating {ask.what}", handed))
         elif isinstance(ask, Remember):
             tool = find_tool(offered, "set_memory")
             if tool is not None:

@@ -205,6 +205,9 @@ def _other_summary(result: Result) -> str:
         return f"You answered: {_first_line(content)}"
     if name.startswith("set_memory"):
         return f"Noted: {args.get('key', 'that')} is {args.get('value', '')}."
+    if name.startswith("subagent"):
+        who = args.get("agent") or "The subagent"
+        return f"{who} reported back: {_first_line(content)}"
     if name.startswith(("run_tools_with_code", "bash_tool")):
         lines = content.rstrip().splitlines()
         shown = "\n".join(lines[:_SHOWN_OUTPUT_LINES])
@@ -351,6 +354,7 @@ _EXAMPLES: dict[str, str] = {
     "bash_tool": "run `ls -la` in bash",
     "delete_file": "delete notes.txt",
     "ask_user_question": "ask me which database to use: Postgres or SQLite",
+    "subagent": "delegate the audit of the callback router",
 }
 
 

@@ -3,12 +3,16 @@
 A native tool like the file tools: it declares its intent, validates its arguments and
 never raises. The command sees the workspace read-only as its working folder, so what
 it may change lasts only for the call (`/scratch`, `/tmp`); files are changed with
-`write_file` and `edit_file`, which keep to the workspace's rules. Its output is stdout
+`write_file` and `edit_file`, which keep to the workspace's rules. With
+`sandbox.write_workspace` the workspace is writable (the app's own files in it stay
+read-only), and the description says so; each call then takes a checkpoint. Its output is stdout
 and stderr together, bounded; a failing status, a limit or the time running out makes
 the call an error whose first line says which.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from pydantic import Field
 
@@ -32,6 +36,14 @@ class BashArgs(Args):
     )
 
 
+WRITABLE_DESCRIPTION = (
+    "Run a bash command in a sandbox and get back its output (stdout and stderr). The "
+    f"workspace is the current folder ({SANDBOX_WORKSPACE}), writable: the command may create, "
+    f"change and delete files there; {SANDBOX_HOME} and /tmp are emptied after the call. "
+    "There is no network, and time, memory, processes and output are limited."
+)
+
+
 class BashTool(NativeTool):
     name = BASH_TOOL_NAME
     description = (
@@ -44,6 +56,13 @@ class BashTool(NativeTool):
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
+
+    @property
+    def definition(self) -> dict[str, Any]:
+        found = super().definition
+        if not self.sandbox.writable:
+            return found
+        return {**found, "description": WRITABLE_DESCRIPTION}
 
     async def run(self, args: BashArgs) -> ToolResult:
         result = await self.sandbox.run(

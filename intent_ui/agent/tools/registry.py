@@ -8,8 +8,11 @@ model-facing name, a tool id, or a bare MCP name when only one server has it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 
+from intent_ui.agent.subagents import SubagentTool
 from intent_ui.agent.tools.ask_user import AskUserQuestionTool
 from intent_ui.agent.tools.base import Tool
 from intent_ui.agent.tools.bash import BashTool
@@ -35,20 +38,23 @@ __all__ = [
     "sandbox_tools",
     "sandbox_unavailable",
     "tool_family_of",
-    "tool_group",
+    "tool_source",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 def native_tools(
     workspace: Workspace, *, memory_store: MemoryStore, web_search_url: str | None = None
 ) -> list[Tool]:
-    """File tools (`delete_file` last), memory tools, `ask_user_question`, and
-    `web_search` when a search service is configured."""
+    """File tools (`delete_file` last), memory tools, `ask_user_question`, `subagent`,
+    and `web_search` when a search service is configured."""
     tools: list[Tool] = [
         *file_tools(workspace),
         DeleteFileTool(workspace),
         *memory_tools(memory_store),
         AskUserQuestionTool(),
+        SubagentTool(),
     ]
     if web_search_url:
         tools.append(WebSearchTool(web_search_url))
@@ -69,7 +75,28 @@ def app_sandbox(config: AppConfig, protected: ProtectedFiles) -> Sandbox:
             output_bytes=limits.output_kb * 1024,
         ),
         hidden=[entry.path for entry in protected.entries if entry.what in (DATABASE, STATE)],
+        writable=limits.write_workspace and _may_write(config, protected),
+        read_only=protected.paths,
     )
+
+
+def _may_write(config: AppConfig, protected: ProtectedFiles) -> bool:
+    """Whether the sandbox may see the workspace writable (`sandbox.write_workspace`): not
+    when the app's own files could not be listed, nor when the workspace holds the app's
+    checkout (its importable modules are protected by pattern, which no read-only bind
+    can cover)."""
+    root = Path(config.workspace).expanduser().resolve()
+    refusal = protected.problem
+    for entry in protected.entries:
+        if entry.scope == "modules" and (entry.path == root or root in entry.path.parents):
+            refusal = f"the workspace {root} holds the app's own checkout ({entry.path})"
+    if refusal is not None:
+        logger.warning(
+            "sandbox.write_workspace is on, but the sandbox keeps the workspace read-only: %s",
+            refusal,
+        )
+        return False
+    return True
 
 
 def sandbox_unavailable(config: AppConfig) -> str | None:
@@ -109,7 +136,7 @@ def build_tools(
     return tools
 
 
-def tool_group(tool: Tool) -> str | None:
+def tool_source(tool: Tool) -> str | None:
     """The MCP server of an MCP tool, the domain of an action, None for a native tool."""
     if tool.kind == "mcp":
         return tool.server
@@ -120,7 +147,7 @@ def tool_group(tool: Tool) -> str | None:
 
 def tool_family_of(tool: Tool) -> str:
     """The family a goal delegates to for this tool (`core.goals.tool_family`)."""
-    return tool_family(tool.kind, tool.name, tool_group(tool), tool.tool_id)
+    return tool_family(tool.kind, tool.name, tool_source(tool), tool.tool_id)
 
 
 def model_facing_name(tool: Tool, all_tools: Iterable[Tool]) -> str:

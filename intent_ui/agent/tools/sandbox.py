@@ -250,6 +250,8 @@ class Sandbox:
     """Runs commands in a fresh bubblewrap sandbox over one workspace.
 
     `hidden` are host paths inside the workspace the sandbox must not show (shown empty).
+    With `writable`, the workspace is bound writable, except `read_only`: host paths
+    inside it bound read-only over it (the app's own files).
     """
 
     def __init__(
@@ -258,10 +260,14 @@ class Sandbox:
         *,
         limits: SandboxLimits = DEFAULT_LIMITS,
         hidden: Iterable[Path] = (),
+        writable: bool = False,
+        read_only: Iterable[Path] = (),
     ) -> None:
         self.workspace = Path(workspace).expanduser().resolve()
         self.limits = limits
         self.hidden = tuple(hidden)
+        self.writable = writable
+        self.read_only = tuple(read_only)
 
     @property
     def unavailable(self) -> str | None:
@@ -325,7 +331,11 @@ class Sandbox:
         args += ["--proc", "/proc", "--dev", "/dev"]
         for folder in ("/tmp", SANDBOX_HOME):
             args += ["--size", str(limits.scratch_bytes), "--tmpfs", folder]
-        args += ["--ro-bind", str(self.workspace), SANDBOX_WORKSPACE]
+        args += ["--bind" if self.writable else "--ro-bind", str(self.workspace), SANDBOX_WORKSPACE]
+        for path in self.read_only if self.writable else ():
+            inside = self._inside(path)
+            if inside is not None and path.exists():
+                args += ["--ro-bind", str(path), inside]
         for path in self.hidden:
             inside = self._inside(path)
             if inside is None:

@@ -25,18 +25,26 @@ from intent_ui.core.capabilities._definitions import (
     Tool,
     rewrite_definitions,
     rewrite_registry,
+    tool_name,
 )
 from intent_ui.core.capabilities.background import (
     RUN_IN_BACKGROUND_CAPABILITY,
     apply_background_tool_calls,
+    strip_background_from_tool_definitions,
+    strip_background_from_tool_registry,
 )
 from intent_ui.core.capabilities.deferred import DEFERRED_TOOLS_CAPABILITY, apply_deferred_tools
-from intent_ui.core.capabilities.intent import TOOL_INTENTS_CAPABILITY, apply_intent_labels
+from intent_ui.core.capabilities.intent import (
+    TOOL_INTENTS_CAPABILITY,
+    apply_intent_labels,
+    strip_intent_from_tool_definitions,
+    strip_intent_from_tool_registry,
+)
 from intent_ui.core.capabilities.programmatic import (
     PROGRAMMATIC_TOOLS_CAPABILITY,
     apply_allowed_callers,
 )
-from intent_ui.core.capabilities.selection import ToolOptions
+from intent_ui.core.capabilities.selection import ToolOptions, warn_unknown_option_names
 from intent_ui.core.capabilities.strict import to_strict_tool
 
 __all__ = [
@@ -47,6 +55,7 @@ __all__ = [
     "TOOL_INTENTS_CAPABILITY",
     "CapabilityResult",
     "apply_capabilities",
+    "inherit_for_self_spawn",
 ]
 
 ALL_CAPABILITIES: frozenset[str] = frozenset(
@@ -148,6 +157,8 @@ def apply_capabilities(
     if strict:
         loaded = rewrite_definitions(loaded, to_strict_tool)
         out_registry = rewrite_registry(out_registry, to_strict_tool)
+    known = [tool_name(tool) for tool in definitions if isinstance(tool, Mapping)]
+    warn_unknown_option_names(tool_options, [*known, *(registry or {}), *(tool_ids or {}).values()])
     return CapabilityResult(
         definitions=loaded,
         registry=out_registry,
@@ -155,4 +166,26 @@ def apply_capabilities(
         injected_intent_tool_names=labels.injected_tool_names,
         background_tool_names=background.background_tool_names,
         deferred_names=deferred_names,
+    )
+
+
+def inherit_for_self_spawn(result: CapabilityResult) -> CapabilityResult:
+    """What a self-spawned child inherits of its parent's shaped tools: the same
+    definitions and registry without the intent labels and background flags (both
+    marker-guarded, so a tool's own `intent` stays), and so no label gate and no
+    background tools. The child renders no labels of its own, cannot rediscover one
+    through tool search, and answers its parent rather than dispatching work nobody
+    would harvest. The intent strip runs first, mirroring the order they were added in.
+    """
+    definitions = strip_background_from_tool_definitions(
+        strip_intent_from_tool_definitions(result.definitions)
+    )
+    registry = strip_background_from_tool_registry(strip_intent_from_tool_registry(result.registry))
+    return CapabilityResult(
+        definitions=definitions,
+        registry=registry,
+        intent_tool_names=frozenset(),
+        injected_intent_tool_names=frozenset(),
+        background_tool_names=frozenset(),
+        deferred_names=result.deferred_names,
     )

@@ -292,3 +292,23 @@ def is_code_callable(tool: Mapping[str, Any]) -> bool:
 def is_direct_only(tool: Mapping[str, Any]) -> bool:
     """Callable only directly by the model: the one case a label may be required."""
     return tool_callers(tool) == {DIRECT_CALLER}
+
+
+def warn_unknown_option_names(tool_options: ToolOptions | None, known: Iterable[str]) -> None:
+    """Log each `tool_options` entry that asks for something (a true value) of a tool that
+    is not among `known` (the turn's tool ids and names): a typo or a tool gone since, so
+    it takes no effect, and whoever wrote it should learn which."""
+    if not tool_options:
+        return
+    names = set(known)
+    for key in sorted(tool_options):
+        entry = tool_options[key]
+        if key == TOOL_SELECTION_WILDCARD or key in names or not isinstance(entry, Mapping):
+            continue
+        asked = sorted(str(option) for option, value in entry.items() if value)
+        if asked:
+            logger.warning(
+                "tool_options[%r] (%s) names no tool of this turn, so it takes no effect.",
+                key,
+                ", ".join(asked),
+            )

@@ -63,6 +63,43 @@ def _button(text: rx.Var[str], testid: str, on_click: Any, primary: bool = False
     )
 
 
+def _text_row(
+    field_id: rx.Var[str], placeholder: rx.Var[str], testid: str, button: rx.Component
+) -> rx.Component:
+    """A one-line box and the button that sends what it holds (deny's reason, an answer)."""
+    return rx.el.div(
+        rx.el.input(
+            id=field_id,
+            type="text",
+            placeholder=placeholder,
+            class_name="iu-pause-input",
+            custom_attrs={"data-testid": testid, "aria-label": placeholder},
+        ),
+        button,
+        class_name="iu-pause-actions",
+    )
+
+
+def _settled_line(text: rx.Var[str], testid: str) -> rx.Component:
+    """What was decided or answered, once it was (empty while the call waits)."""
+    return rx.cond(
+        text != "",
+        rx.el.p(text, class_name="iu-pause-decision", custom_attrs={"data-testid": testid}),
+    )
+
+
+def _pause_card(
+    kind: str, state: rx.Var[str], name: rx.Var[str], *children: rx.Component
+) -> rx.Component:
+    """The card's frame: `approval-card` or `question-card`, with its state and name."""
+    return rx.el.div(
+        *children,
+        role="group",
+        class_name=f"iu-pause iu-{kind}",
+        custom_attrs={"data-testid": f"{kind}-card", "data-state": state, "aria-label": name},
+    )
+
+
 def _approval(
     message_id: rx.Var[str], call_id: rx.Var[str], view: ObjectVar[dict[str, Any]]
 ) -> rx.Component:
@@ -134,27 +171,22 @@ def _approval(
                 class_name="iu-pause-editor",
             ),
         ),
-        rx.el.div(
-            rx.el.input(
-                id=reason_id,
-                type="text",
-                placeholder=approval["reason"].to(str),
-                class_name="iu-pause-input",
-                custom_attrs={
-                    "data-testid": "approval-reason",
-                    "aria-label": approval["reason"].to(str),
-                },
-            ),
+        _text_row(
+            reason_id,
+            approval["reason"].to(str),
+            "approval-reason",
             _button(
                 approval["deny"].to(str),
                 "approval-deny",
                 _decide(message_id, call_id, "deny", reason=_value_of(reason_id)),
             ),
-            class_name="iu-pause-actions",
         ),
         class_name="iu-pause-body",
     )
-    return rx.el.div(
+    return _pause_card(
+        "approval",
+        state,
+        prompt,
         rx.el.p(
             prompt,
             title=rx.cond(title != "", title, prompt),
@@ -170,21 +202,7 @@ def _approval(
                 rx.el.p(approval["waiting"].to(str), class_name="iu-pause-note"),
             ),
         ),
-        rx.cond(
-            approval["decision"].to(str) != "",
-            rx.el.p(
-                approval["decision"].to(str),
-                class_name="iu-pause-decision",
-                custom_attrs={"data-testid": "approval-decision"},
-            ),
-        ),
-        role="group",
-        class_name="iu-pause iu-approval",
-        custom_attrs={
-            "data-testid": "approval-card",
-            "data-state": state,
-            "aria-label": prompt,
-        },
+        _settled_line(approval["decision"].to(str), "approval-decision"),
     )
 
 
@@ -201,51 +219,34 @@ def _question(
         rx.el.div(
             rx.foreach(
                 question["choices"].to(list[str]),
-                lambda choice: rx.el.button(
+                lambda choice: _button(
                     choice,
-                    type="button",
-                    class_name="iu-btn",
-                    on_click=ChatState.answer_question(message_id, call_id, choice),
-                    custom_attrs={"data-testid": "question-choice"},
+                    "question-choice",
+                    ChatState.answer_question(message_id, call_id, choice),
                 ),
             ),
             class_name="iu-pause-actions",
         ),
-        rx.el.div(
-            rx.el.input(
-                id=answer_id,
-                type="text",
-                placeholder=question["placeholder"].to(str),
-                class_name="iu-pause-input",
-                custom_attrs={
-                    "data-testid": "question-answer",
-                    "aria-label": question["placeholder"].to(str),
-                },
-            ),
+        _text_row(
+            answer_id,
+            question["placeholder"].to(str),
+            "question-answer",
             _button(
                 question["submit"].to(str),
                 "question-submit",
                 ChatState.answer_question(message_id, call_id, _value_of(answer_id)),
                 primary=True,
             ),
-            class_name="iu-pause-actions",
         ),
         class_name="iu-pause-body",
     )
-    return rx.el.div(
+    return _pause_card(
+        "question",
+        state,
+        text,
         rx.el.p(text, class_name="iu-pause-lead", custom_attrs={"data-testid": "question-text"}),
         rx.cond((state == "waiting") & view["canDecide"].to(bool), answering),
-        rx.cond(
-            question["answered"].to(str) != "",
-            rx.el.p(
-                question["answered"].to(str),
-                class_name="iu-pause-decision",
-                custom_attrs={"data-testid": "question-answered"},
-            ),
-        ),
-        role="group",
-        class_name="iu-pause iu-question",
-        custom_attrs={"data-testid": "question-card", "data-state": state, "aria-label": text},
+        _settled_line(question["answered"].to(str), "question-answered"),
     )
 
 

@@ -13,6 +13,10 @@ an opened card fetches its arguments and result.
 A call that waits for the reader shows its approval or its question under its line, in
 every density (`components/pauses.py`); its group stays open meanwhile, and its
 timeline mark says it waits.
+
+A `subagent` call's card has a ticker under its line (`subagent-ticker`: the child's
+latest label, running time, calls so far and model), the approvals and questions its
+child waits on, and, opened, the child's calls as cards of their own (`child_card`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,14 @@ from reflex.vars import ObjectVar
 
 from intent_ui.core.states import CallState
 from intent_ui.ui.components.pauses import pause_block
-from intent_ui.ui.components.turn_hooks import call_view, group_view, js_call, mark_view
+from intent_ui.ui.components.rewind import rewind_button, trace_line
+from intent_ui.ui.components.turn_hooks import (
+    call_view,
+    group_view,
+    js_call,
+    mark_view,
+    subagent_view,
+)
 
 STATE_ICONS: dict[CallState, str] = {
     "streaming": "loader",
@@ -101,17 +112,17 @@ def _chevron(is_open: rx.Var[bool]) -> rx.Component:
     )
 
 
-@rx.memo
-def call_card(
+def _card(
     message_id: rx.Var[str],
     call_id: rx.Var[str],
     density: rx.Var[str],
     arguments_heading: rx.Var[str],
     result_heading: rx.Var[str],
+    *,
+    child: bool,
 ) -> rx.Component:
-    """One call. Full and header-only: a one-line button; expanding shows arguments and
-    result. Intents: the line alone, no previews. The running time sits beside the line,
-    outside the button, so the button's name does not change every tenth of a second."""
+    """A card's body, for `call_card` and `child_card` (a child's waits show under its
+    parent's card, and a child has no child turn of its own)."""
     view = call_view(message_id, call_id)
     card = view["card"].to(dict)
     state = card["state"].to(str)
@@ -139,9 +150,22 @@ def call_card(
                 ),
             ),
             elapsed("call-elapsed", card),
+            # A child's calls take no checkpoint: only the turn's own calls rewind.
+            *(() if child else (rewind_button(message_id, call_id, label),)),
             class_name="iu-row",
         ),
-        pause_block(message_id, call_id, view),
+        *(
+            # While it waits, a child's approval or question shows under its parent's card
+            # (`child_pause`), never twice on the page; once answered, in its own card.
+            (rx.cond(~view["waiting"].to(bool), pause_block(message_id, call_id, view)),)
+            if child
+            else (
+                pause_block(message_id, call_id, view),
+                _subagent(
+                    message_id, call_id, expanded, density, arguments_heading, result_heading
+                ),
+            )
+        ),
         rx.cond(
             expanded & (density != "intents"),
             rx.el.div(
@@ -153,6 +177,7 @@ def call_card(
                     ),
                     class_name="iu-full-label",
                 ),
+                trace_line(detail["trace_id"].to(str)),
                 rx.el.h4(arguments_heading),
                 # Focusable: a long preview scrolls, and the keyboard must reach it.
                 rx.el.pre(
@@ -181,6 +206,106 @@ def call_card(
             "data-call-id": call_id,
             "data-waiting": view["waiting"].to(bool).to_string(),
         },
+    )
+
+
+@rx.memo
+def call_card(
+    message_id: rx.Var[str],
+    call_id: rx.Var[str],
+    density: rx.Var[str],
+    arguments_heading: rx.Var[str],
+    result_heading: rx.Var[str],
+) -> rx.Component:
+    """One call. Full and header-only: a one-line button; expanding shows arguments and
+    result. Intents: the line alone, no previews. The running time sits beside the line,
+    outside the button, so the button's name does not change every tenth of a second."""
+    return _card(message_id, call_id, density, arguments_heading, result_heading, child=False)
+
+
+@rx.memo
+def child_card(
+    message_id: rx.Var[str],
+    call_id: rx.Var[str],
+    density: rx.Var[str],
+    arguments_heading: rx.Var[str],
+    result_heading: rx.Var[str],
+) -> rx.Component:
+    """One call of a subagent's child turn, inside its parent's opened card."""
+    return _card(message_id, call_id, density, arguments_heading, result_heading, child=True)
+
+
+@rx.memo
+def child_pause(message_id: rx.Var[str], call_id: rx.Var[str]) -> rx.Component:
+    """A child's approval or question, under its parent's card while it waits."""
+    return pause_block(message_id, call_id, call_view(message_id, call_id))
+
+
+def _ticker(ticker: ObjectVar[dict[str, Any]]) -> rx.Component:
+    """The child's latest label · running time · calls so far · model."""
+    sep = rx.el.span(" · ", class_name="iu-ticker-sep", custom_attrs={"aria-hidden": "true"})
+    return rx.el.div(
+        rx.el.span(
+            ticker["latest"].to(str),
+            class_name="iu-ticker-latest",
+            custom_attrs={"data-testid": "subagent-latest"},
+        ),
+        sep,
+        elapsed("subagent-elapsed", ticker),
+        sep,
+        rx.el.span(ticker["calls"].to(str), custom_attrs={"data-testid": "subagent-calls"}),
+        rx.cond(
+            ticker["model"].to(str) != "",
+            rx.fragment(sep, rx.el.span(ticker["model"].to(str))),
+        ),
+        class_name=rx.cond(ticker["live"].to(bool), "iu-ticker iu-live", "iu-ticker"),
+        custom_attrs={
+            "data-testid": "subagent-ticker",
+            "data-live": ticker["live"].to(bool).to_string(),
+        },
+    )
+
+
+def _subagent(
+    message_id: rx.Var[str],
+    call_id: rx.Var[str],
+    expanded: rx.Var[bool],
+    density: rx.Var[str],
+    arguments_heading: rx.Var[str],
+    result_heading: rx.Var[str],
+) -> rx.Component:
+    """What a `subagent` call's card adds: its ticker, its child's waits and, opened, the
+    child's calls."""
+    sub = subagent_view(message_id, call_id)
+    ticker = sub["ticker"].to(dict)
+    children = sub["children"].to(list[str])
+    return rx.cond(
+        ticker["name"].to(str) != "",
+        rx.fragment(
+            _ticker(ticker),
+            rx.foreach(
+                ticker["waiting"].to(list[str]),
+                lambda child: child_pause(message_id=message_id, call_id=child, key=child),
+            ),
+            rx.cond(
+                expanded & (density != "intents"),
+                rx.el.div(
+                    rx.foreach(
+                        children,
+                        lambda child: child_card(
+                            message_id=message_id,
+                            call_id=child,
+                            density=density,
+                            arguments_heading=arguments_heading,
+                            result_heading=result_heading,
+                            key=child,
+                        ),
+                    ),
+                    class_name="iu-subagent-calls",
+                    custom_attrs={"data-testid": "subagent-children"},
+                ),
+            ),
+        ),
     )
 
 
@@ -298,6 +423,7 @@ def timeline_mark(
                 "aria-label": name,
             },
         ),
+        rewind_button(message_id, call_id, name),
         role="listitem",
         class_name="iu-mark-item",
     )

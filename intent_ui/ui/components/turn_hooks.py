@@ -26,6 +26,7 @@ __all__ = [
     "mark_view",
     "store_function",
     "store_hook",
+    "subagent_view",
     "text_view",
     "turn_view",
 ]
@@ -70,6 +71,12 @@ def call_view(message_id: Var[str], call_id: Var[str]) -> ObjectVar[dict[str, An
     `tool_arguments` and `editable`) is fetched while the card is expanded, or while its
     approval waits for this reader (`canDecide`: the owner's page)."""
     return store_hook("iu_call_view", "useCallView", message_id, call_id)
+
+
+def subagent_view(message_id: Var[str], call_id: Var[str]) -> ObjectVar[dict[str, Any]]:
+    """`{ticker, children}` of a `subagent` call: the line under its card (`name` "" for
+    any other call) and its child turn's call ids."""
+    return store_hook("iu_subagent_view", "useSubagentView", message_id, call_id)
 
 
 def mark_view(message_id: Var[str], call_id: Var[str]) -> ObjectVar[dict[str, Any]]:

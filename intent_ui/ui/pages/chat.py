@@ -16,6 +16,7 @@ from intent_ui.ui.chat_state import ChatState, MessageRow
 from intent_ui.ui.components.compaction import compaction_divider
 from intent_ui.ui.components.copy import copy_labels, copy_reply_button
 from intent_ui.ui.components.markdown import reply_markdown
+from intent_ui.ui.components.rewind import rewind_note, rewind_panel
 from intent_ui.ui.components.shortcuts import shortcuts_button, shortcuts_dialog
 from intent_ui.ui.components.theme import ThemeFollower
 from intent_ui.ui.components.tool_call import timeline, tool_group
@@ -458,21 +459,25 @@ def message_item(
         rx.cond(
             message.role == "compaction",
             compaction_divider(message_id=message.id, lines=message.text, labels=_labels(labels)),
-            assistant_turn(
-                message_id=message.id,
-                listed_status=message.status,
-                density=density,
-                labels_var=labels,
-                offers_retry=message.id == retry_id,
-                offers_regenerate=message.id == offers.regenerate_id,
-                offers_continue=message.id == offers.continue_id,
-                shows_versions=rx.Var.create(versions is not None),
-                idle=offers.idle,
-                version=message.version,
-                versions=message.versions,
-                previous_version=message.previous_version,
-                next_version=message.next_version,
-                key=message.id,
+            rx.cond(
+                message.role == "rewind",
+                rewind_note(message.id, message.text),
+                assistant_turn(
+                    message_id=message.id,
+                    listed_status=message.status,
+                    density=density,
+                    labels_var=labels,
+                    offers_retry=message.id == retry_id,
+                    offers_regenerate=message.id == offers.regenerate_id,
+                    offers_continue=message.id == offers.continue_id,
+                    shows_versions=rx.Var.create(versions is not None),
+                    idle=offers.idle,
+                    version=message.version,
+                    versions=message.versions,
+                    previous_version=message.previous_version,
+                    next_version=message.next_version,
+                    key=message.id,
+                ),
             ),
         ),
     )
@@ -588,6 +593,7 @@ def chat_page() -> rx.Component:
         ThemeFollower.create(theme=ChatState.theme),
         rx.el.link(rel="stylesheet", href="/everyday.css"),
         rx.el.link(rel="stylesheet", href="/pauses.css"),
+        rx.el.link(rel="stylesheet", href="/rewind.css"),
         copy_labels(ChatState.t),
         shortcuts_dialog(ChatState.t),
         sidebar(),
@@ -606,6 +612,7 @@ def chat_page() -> rx.Component:
                     style={"padding": "0 24px"},
                 ),
             ),
+            rewind_panel(),
             composer(),
             live_region(message_id=ChatState.announced_id),
             class_name="iu-main",

@@ -50,6 +50,43 @@ OPT_OUT_NOTE = (
 
 _NUM = "iu-cap-num"
 
+# The chart's bars: (data key, legend, stack, colour). The two call bars stack into the
+# period's calls; the failed ones stand beside them.
+_BARS = (
+    ("with_intent", "With an intent", "calls", "var(--iu-accent)"),
+    ("without_intent", "Without one", "calls", "var(--iu-cap-gray)"),
+    ("failed", "Failed", None, "var(--iu-error)"),
+)
+
+
+def _num(
+    value: rx.Var[Any], test_id: str | None = None, title: rx.Var[str] | None = None
+) -> rx.Component:
+    """A right-aligned number cell; its test id and tooltip when it has them."""
+    attrs: dict[str, Any] = {}
+    if test_id is not None:
+        attrs["data-testid"] = test_id
+    if title is not None:
+        attrs["title"] = title
+    return rx.el.td(value, class_name=_NUM, custom_attrs=attrs)
+
+
+def _share(value: rx.Var[Any], test_id: str, title: rx.Var[str]) -> rx.Component:
+    """The optional share's cell, styled apart from Call Coverage."""
+    return rx.el.td(
+        value,
+        class_name=_NUM + " iu-cap-optional",
+        custom_attrs={"data-testid": test_id, "title": title},
+    )
+
+
+def _head(first: str, *numbers: str, last: str | None = None) -> rx.Component:
+    """A table's header row: the name column, the number columns, and a text column."""
+    cells = [rx.el.th(first), *(rx.el.th(n, class_name=_NUM) for n in numbers)]
+    if last is not None:
+        cells.append(rx.el.th(last))
+    return rx.el.thead(rx.el.tr(*cells))
+
 
 def _stat(label: str, value: rx.Var[str], detail: rx.Var[str] | str, test_id: str) -> rx.Component:
     return rx.el.div(
@@ -63,29 +100,39 @@ def _stat(label: str, value: rx.Var[str], detail: rx.Var[str] | str, test_id: st
 # --- controls ------------------------------------------------------------------------------
 
 
-def _controls() -> rx.Component:
-    period = rx.el.label(
-        "Period",
+def _picker(
+    label: str, options: dict[str, str], value: rx.Var[str], on_change: Any, test_id: str
+) -> rx.Component:
+    """A labelled drop-down of `options` (value: shown text)."""
+    return rx.el.label(
+        label,
         rx.el.select(
-            *(rx.el.option(label, value=value) for value, label in PERIOD_LABELS.items()),
-            value=IntentsState.period,
-            on_change=IntentsState.set_period,
-            custom_attrs={"data-testid": "dashboard-period"},
+            *(rx.el.option(text, value=key) for key, text in options.items()),
+            value=value,
+            on_change=on_change,
+            custom_attrs={"data-testid": test_id},
         ),
         class_name="iu-dash-control",
+    )
+
+
+def _controls() -> rx.Component:
+    period = _picker(
+        "Period",
+        PERIOD_LABELS,
+        IntentsState.period,
+        IntentsState.set_period,
+        "dashboard-period",
     )
     source = rx.cond(
         IntentsState.restricted,
         rx.el.span(SOURCE_LABELS["app"], class_name="iu-dash-fixed"),
-        rx.el.label(
+        _picker(
             "Source",
-            rx.el.select(
-                *(rx.el.option(label, value=value) for value, label in SOURCE_LABELS.items()),
-                value=IntentsState.source,
-                on_change=IntentsState.set_source,
-                custom_attrs={"data-testid": "dashboard-source"},
-            ),
-            class_name="iu-dash-control",
+            SOURCE_LABELS,
+            IntentsState.source,
+            IntentsState.set_source,
+            "dashboard-source",
         ),
     )
     scope = rx.cond(
@@ -155,9 +202,7 @@ def _totals() -> rx.Component:
 def _chart_row(point: ObjectVar[dict[str, Any]]) -> rx.Component:
     return rx.el.tr(
         rx.el.td(point["label"].to(str)),
-        rx.el.td(point["calls"].to(str), class_name=_NUM),
-        rx.el.td(point["with_intent"].to(str), class_name=_NUM),
-        rx.el.td(point["failed"].to(str), class_name=_NUM),
+        *(_num(point[key].to(str)) for key in ("calls", "with_intent", "failed")),
         custom_attrs={"data-testid": "dashboard-chart-row"},
     )
 
@@ -169,25 +214,15 @@ def _chart() -> rx.Component:
         rx.recharts.y_axis(allow_decimals=False, width=48),
         rx.recharts.graphing_tooltip(),
         rx.recharts.legend(),
-        rx.recharts.bar(
-            data_key="with_intent",
-            name="With an intent",
-            stack_id="calls",
-            fill="var(--iu-accent)",
-            is_animation_active=False,
-        ),
-        rx.recharts.bar(
-            data_key="without_intent",
-            name="Without one",
-            stack_id="calls",
-            fill="var(--iu-cap-gray)",
-            is_animation_active=False,
-        ),
-        rx.recharts.bar(
-            data_key="failed",
-            name="Failed",
-            fill="var(--iu-error)",
-            is_animation_active=False,
+        *(
+            rx.recharts.bar(
+                data_key=key,
+                name=name,
+                fill=fill,
+                is_animation_active=False,
+                **({"stack_id": stack} if stack else {}),
+            )
+            for key, name, stack, fill in _BARS
         ),
         data=IntentsState.chart,
         height=260,
@@ -208,14 +243,7 @@ def _chart() -> rx.Component:
         rx.el.details(
             rx.el.summary("The chart's numbers"),
             rx.el.table(
-                rx.el.thead(
-                    rx.el.tr(
-                        rx.el.th("From"),
-                        rx.el.th("Calls", class_name=_NUM),
-                        rx.el.th("With an intent", class_name=_NUM),
-                        rx.el.th("Failed", class_name=_NUM),
-                    )
-                ),
+                _head("From", "Calls", "With an intent", "Failed"),
                 rx.el.tbody(rx.foreach(IntentsState.chart, _chart_row)),
                 class_name="iu-cap-table",
             ),
@@ -247,26 +275,12 @@ def _breakdown_row(row: ObjectVar[BreakdownVM], kind: str) -> rx.Component:
     source = rx.el.span(row.source_label, class_name="iu-dash-source")
     return rx.el.tr(
         rx.el.td(name, source) if kind != "agent" else rx.el.td(name),
-        rx.el.td(row.calls, class_name=_NUM, custom_attrs={"data-testid": "dashboard-cell-calls"}),
-        rx.el.td(
-            row.coverage,
-            class_name=_NUM,
-            custom_attrs={"data-testid": "dashboard-cell-coverage", "title": row.coverage_detail},
-        ),
-        rx.el.td(
-            row.optional_share,
-            class_name=_NUM + " iu-cap-optional",
-            custom_attrs={"data-testid": "dashboard-cell-optional", "title": row.optional_detail},
-        ),
-        rx.el.td(row.vague, class_name=_NUM, custom_attrs={"data-testid": "dashboard-cell-vague"}),
-        rx.el.td(
-            row.duplicates,
-            class_name=_NUM,
-            custom_attrs={"data-testid": "dashboard-cell-duplicates"},
-        ),
-        rx.el.td(
-            row.failures, class_name=_NUM, custom_attrs={"data-testid": "dashboard-cell-failures"}
-        ),
+        _num(row.calls, "dashboard-cell-calls"),
+        _num(row.coverage, "dashboard-cell-coverage", row.coverage_detail),
+        _share(row.optional_share, "dashboard-cell-optional", row.optional_detail),
+        _num(row.vague, "dashboard-cell-vague"),
+        _num(row.duplicates, "dashboard-cell-duplicates"),
+        _num(row.failures, "dashboard-cell-failures"),
         class_name=rx.cond(picked, "iu-dash-picked", ""),
         custom_attrs=attrs,
     )
@@ -276,16 +290,14 @@ def _breakdown(title: str, first: str, rows: rx.Var[list[BreakdownVM]], kind: st
     return rx.el.section(
         rx.el.h2(title, class_name="iu-dash-h2"),
         rx.el.table(
-            rx.el.thead(
-                rx.el.tr(
-                    rx.el.th(first),
-                    rx.el.th("Calls", class_name=_NUM),
-                    rx.el.th("Call Coverage", class_name=_NUM),
-                    rx.el.th("Optional share", class_name=_NUM),
-                    rx.el.th("Vague", class_name=_NUM),
-                    rx.el.th("Identical siblings", class_name=_NUM),
-                    rx.el.th("Failed", class_name=_NUM),
-                )
+            _head(
+                first,
+                "Calls",
+                "Call Coverage",
+                "Optional share",
+                "Vague",
+                "Identical siblings",
+                "Failed",
             ),
             rx.el.tbody(rx.foreach(rows, lambda row: _breakdown_row(row, kind))),
             class_name="iu-cap-table",
@@ -425,17 +437,9 @@ def _capture_summary() -> rx.Component:
 def _capture_row(row: ObjectVar[CaptureRowVM]) -> rx.Component:
     return rx.el.tr(
         rx.el.td(rx.el.code(row.tool), class_name="iu-cap-tool"),
-        rx.el.td(row.calls, class_name=_NUM, custom_attrs={"data-testid": "capture-calls-cell"}),
-        rx.el.td(
-            row.call_coverage,
-            class_name=_NUM,
-            custom_attrs={"data-testid": "capture-row-coverage", "title": row.required_detail},
-        ),
-        rx.el.td(
-            row.optional_share,
-            class_name=_NUM + " iu-cap-optional",
-            custom_attrs={"data-testid": "capture-row-optional", "title": row.optional_detail},
-        ),
+        _num(row.calls, "capture-calls-cell"),
+        _num(row.call_coverage, "capture-row-coverage", row.required_detail),
+        _share(row.optional_share, "capture-row-optional", row.optional_detail),
         rx.el.td(
             row.latest_intent,
             class_name="iu-cap-intent",
@@ -447,15 +451,7 @@ def _capture_row(row: ObjectVar[CaptureRowVM]) -> rx.Component:
 
 def _capture_table() -> rx.Component:
     return rx.el.table(
-        rx.el.thead(
-            rx.el.tr(
-                rx.el.th("Tool"),
-                rx.el.th("Calls", class_name=_NUM),
-                rx.el.th("Call Coverage", class_name=_NUM),
-                rx.el.th("Optional share", class_name=_NUM),
-                rx.el.th("Latest intent"),
-            )
-        ),
+        _head("Tool", "Calls", "Call Coverage", "Optional share", last="Latest intent"),
         rx.el.tbody(rx.foreach(IntentsState.rows, _capture_row)),
         class_name="iu-cap-table",
     )

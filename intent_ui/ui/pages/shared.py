@@ -79,6 +79,7 @@ def shared_page() -> rx.Component:
     return rx.el.div(
         rx.el.link(rel="stylesheet", href="/everyday.css"),
         rx.el.link(rel="stylesheet", href="/pauses.css"),
+        rx.el.link(rel="stylesheet", href="/rewind.css"),
         copy_labels(SharedState.t),
         rx.el.main(
             rx.match(
