@@ -88,6 +88,13 @@ def get_user(engine: Engine, user_id: str) -> User | None:
         return session.get(User, user_id)
 
 
+def session_epoch(engine: Engine, user_id: str) -> int | None:
+    """The user's sign-in epoch (what every sign-in of theirs carries), None when no such
+    user is stored."""
+    user = get_user(engine, user_id)
+    return None if user is None else user.session_epoch
+
+
 def get_user_by_name(engine: Engine, name: str) -> User | None:
     """The user called `name` (surrounding spaces ignored), or None."""
     return _by_name(engine, name.strip()) if isinstance(name, str) else None

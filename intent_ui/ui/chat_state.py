@@ -376,7 +376,7 @@ class ChatState(EndpointPicker, AuthState):
             self.live_id = live_id
         if live_id:
             self.announced_id = live_id
-        self.stream_token = mint_owner_token(host.config.auth, user, conversation_id)
+        self.stream_token = await _owner_token(host, user, conversation_id)
         await self._list_rewinds(host, conversation_id)
 
     async def _list_rewinds(self, host: Host, conversation_id: str) -> None:
@@ -402,7 +402,7 @@ class ChatState(EndpointPicker, AuthState):
             conv_store.get_conversation, host.engine, self.conversation_id, owner=user
         )
         if found is not None:
-            self.stream_token = mint_owner_token(host.config.auth, user, self.conversation_id)
+            self.stream_token = await _owner_token(host, user, self.conversation_id)
 
     @rx.event
     async def new_chat(self) -> Any:
@@ -792,6 +792,12 @@ def message_rows(host: Host, conversation_id: str, live_id: str) -> list[Message
             )
         )
     return out
+
+
+async def _owner_token(host: Host, user_id: str, conversation_id: str) -> str:
+    """The page's token for the conversation, bound to the user's sign-in epoch now."""
+    epoch = await asyncio.to_thread(user_store.session_epoch, host.engine, user_id)
+    return mint_owner_token(host.config.auth, user_id, conversation_id, epoch)
 
 
 def _versions(message_id: str, siblings: tuple[str, ...]) -> dict[str, Any]:

@@ -5,8 +5,10 @@ stream and its snapshots are plain requests to the backend from `EventSource` an
 `fetch`, on another port than the page, so no sign-in cookie comes with them. The page
 state mints a token for what the tab may read and hands it to the page:
 
-- an owner token `{"u": user_id, "c": conversation_id}`: a signed-in user's own
-  conversation; the routes check it against the owner-filtered store on every request;
+- an owner token `{"u": user_id, "c": conversation_id, "e": epoch}`: a signed-in user's
+  own conversation; the routes check it against the owner-filtered store on every
+  request, and, with sign-in on, the user's sign-in epoch against the stored one, so
+  signing out everywhere (or a new password) ends the tokens the user's pages hold too;
 - a share token `{"s": share_id}`: a read-only link; the routes ask the share (which may
   be revoked) for its conversation.
 
@@ -48,6 +50,9 @@ class OwnerGrant:
 
     user_id: str
     conversation_id: str
+    epoch: int | None
+    """The user's sign-in epoch when the token was minted (None: no stored user, as the
+    local user without sign-in)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +70,12 @@ def _serializer(auth: AuthConfig | None) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(secret, salt=_SALT)
 
 
-def mint_owner_token(auth: AuthConfig | None, user_id: str, conversation_id: str) -> str:
-    """A token for `user_id`'s conversation (`auth`: the loaded config's `auth`)."""
-    return str(_serializer(auth).dumps({"u": user_id, "c": conversation_id}))
+def mint_owner_token(
+    auth: AuthConfig | None, user_id: str, conversation_id: str, epoch: int | None
+) -> str:
+    """A token for `user_id`'s conversation (`auth`: the loaded config's `auth`; `epoch`:
+    the user's sign-in epoch now, `store.users.session_epoch`)."""
+    return str(_serializer(auth).dumps({"u": user_id, "c": conversation_id, "e": epoch}))
 
 
 def mint_share_token(auth: AuthConfig | None, share_id: str) -> str:
@@ -87,8 +95,10 @@ def read_stream_token(
         return None
     if not isinstance(payload, dict):
         return None
-    if payload.keys() == {"u", "c"} and _named(payload["u"]) and _named(payload["c"]):
-        return OwnerGrant(payload["u"], payload["c"])
+    if payload.keys() == {"u", "c", "e"} and _named(payload["u"]) and _named(payload["c"]):
+        epoch = payload["e"]
+        if epoch is None or (isinstance(epoch, int) and not isinstance(epoch, bool)):
+            return OwnerGrant(payload["u"], payload["c"], epoch)
     if payload.keys() == {"s"} and _named(payload["s"]):
         return ShareGrant(payload["s"])
     return None

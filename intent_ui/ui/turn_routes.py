@@ -46,6 +46,7 @@ from intent_ui.core.locale import negotiate_language
 from intent_ui.core.patches import END_EVENT, Frame, TurnPatcher
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv_store
+from intent_ui.store import users as users_store
 from intent_ui.store.shares import find_share
 from intent_ui.ui.host import Host, get_host
 from intent_ui.ui.stream_tokens import OwnerGrant, ShareGrant, StreamGrant, read_stream_token
@@ -115,6 +116,10 @@ async def _conversation(host: Host, grant: StreamGrant) -> str:
         if shared is None:
             raise _Refused(401, "This link no longer shares a conversation.")
         return shared
+    if host.config.auth is not None:
+        epoch = await asyncio.to_thread(users_store.session_epoch, host.engine, grant.user_id)
+        if epoch is None or epoch != grant.epoch:
+            raise _Refused(401, "You were signed out since this page opened; sign in again.")
     owned = await asyncio.to_thread(
         conv_store.get_conversation, host.engine, grant.conversation_id, owner=grant.user_id
     )

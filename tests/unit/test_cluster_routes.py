@@ -86,7 +86,7 @@ async def test_a_page_on_another_worker_streams_the_turn_live(
     bursts = recorded_turn()
     session = await worker_a.sessions.start(TurnRequest(chat_id, "find oauth", "demo", "demo"))
     await play(worker_a, bursts[:5])
-    token = mint_owner_token(host_b.config.auth, LOCAL_USER_ID, chat_id)
+    token = mint_owner_token(host_b.config.auth, LOCAL_USER_ID, chat_id, None)
     params = {"token": token, "lang": "en"}
     async with client() as http:
         # The page opens the conversation: every turn's snapshot, the live one's from

@@ -22,6 +22,7 @@ from intent_ui.core.cards import call_detail
 from intent_ui.core.patches import END_EVENT, Frame, TurnPatcher, apply_ops, frame_order
 from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv
+from intent_ui.store import users
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import load_events
 from intent_ui.ui import origin_guard, turn_routes
@@ -83,7 +84,7 @@ def stored_turn(engine: Engine, chat_id: str) -> str:
 
 
 def owner_token(host: Host, chat_id: str, user: str = LOCAL_USER_ID) -> str:
-    return mint_owner_token(host.config.auth, user, chat_id)
+    return mint_owner_token(host.config.auth, user, chat_id, None)
 
 
 def route_path(route: str, message_id: str) -> str:
@@ -281,7 +282,7 @@ def _other_secret(host: Host, chat_id: str, monkeypatch: pytest.MonkeyPatch) -> 
     auth = AppConfig.model_validate(
         {"endpoints": [{"kind": "demo"}], "auth": {"mode": "password", "secret": "x" * 32}}
     ).auth
-    return mint_owner_token(auth, LOCAL_USER_ID, chat_id)
+    return mint_owner_token(auth, LOCAL_USER_ID, chat_id, None)
 
 
 TOKENS: dict[str, tuple[Callable[[Host, str, pytest.MonkeyPatch], str], int]] = {
@@ -526,3 +527,25 @@ async def test_anything_else_under_the_prefix_is_a_json_error(host: Host) -> Non
         wrong_method = await http.post("/_iu/turns")
     assert missing.status_code == 404 and missing.json()["error"]
     assert wrong_method.status_code == 405 and wrong_method.json()["error"]
+
+
+async def test_signing_out_everywhere_refuses_the_tokens_pages_already_hold(
+    serve_host: Callable[..., Host], runtime: ScriptedRuntime, engine: Engine
+) -> None:
+    """A token is worth what the sign-in that got it is worth: "sign out everywhere" (or
+    a new password) ends it too, not 15 minutes later."""
+    config = AppConfig.model_validate(
+        {"endpoints": [{"kind": "demo"}], "auth": {"mode": "password", "secret": "x" * 32}}
+    )
+    serve_host(config, runtime)
+    alice = users.add_user(engine, "alice", "a long enough password")
+    chat = conv.create_conversation(engine, owner=alice.id, endpoint="demo", model="demo").id
+    message_id = stored_turn(engine, chat)
+    token = mint_owner_token(config.auth, alice.id, chat, users.session_epoch(engine, alice.id))
+    path = route_path("snapshots", message_id)
+    async with client() as http:
+        assert (await http.get(path, params={"token": token, "ids": message_id})).status_code == 200
+        users.end_sign_ins(engine, alice.id)
+        refused = await http.get(path, params={"token": token, "ids": message_id})
+    assert refused.status_code == 401
+    assert "sign in again" in refused.json()["error"]
