@@ -17,6 +17,9 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
+# The admin commands answer with the same exit codes.
+from intent_ui.users_cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
@@ -24,9 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["add_rewind_command", "run_rewind_command"]
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 MIN_PREFIX = 6
 
 

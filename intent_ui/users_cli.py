@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_users_command", "run_users_command"]
 
+# Shared with `rewind_cli`: every admin command answers with these.
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2

@@ -9,6 +9,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# Where we are root on Debian: install one of its packages, quietly.
+can_apt() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
+apt_install() {
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
+}
 
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
@@ -43,10 +49,9 @@ fi
 # The sandbox bash_tool and run_tools_with_code run in; without it the app runs and
 # those two tools are not offered (the tests of the sandbox need it).
 if ! command -v bwrap >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  if can_apt; then
     say "Installing Debian's bubblewrap for the sandboxed tools"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+    apt_install bubblewrap
   else
     echo "No bubblewrap (bwrap) found: install the 'bubblewrap' package to offer" \
       "bash_tool and run_tools_with_code; the app runs without them." >&2
@@ -58,10 +63,9 @@ if [ "$MODE" = test ]; then
     :
   elif [ -x /usr/bin/chromium ]; then
     :
-  elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  elif can_apt; then
     say "Installing Debian's chromium for the browser tests"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    apt_install chromium
   else
     echo "No Chromium found: install the 'chromium' package, set CHROMIUM_PATH," \
       "or run '.venv/bin/playwright install chromium' where downloads work." >&2

@@ -8,4 +8,5 @@ cd "$ROOT"
 ruff check .
 ruff format --check .
 mypy
-python -m pytest -q -p no:cacheprovider "$@"
+# Two processes, each taking whole files (a module's app and browser stay in one process).
+python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile "$@"

@@ -4,11 +4,25 @@ session). Session-scoped and started only when a test asks for them."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.support import servers
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Under pytest-xdist (the suite runs its files on two processes) every process but the
+    # first builds and serves the page from a frontend folder of its own: an app's build
+    # writes its backend's address into that folder, so two apps sharing one would send
+    # each other's pages to the wrong backend.
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and worker != "gw0" and "REFLEX_WEB_WORKDIR" not in os.environ:
+        os.environ["REFLEX_WEB_WORKDIR"] = str(ROOT / f".web-{worker}")
 
 
 @pytest.fixture(scope="session")

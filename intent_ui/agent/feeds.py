@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Collection
@@ -48,6 +49,9 @@ FRAME_BUFFER = 4096
 """Frames a feed keeps for pages that reconnect (a quarter more before it trims)."""
 
 FrameKey = tuple[int, int]
+
+_TIMER_SLACK_S = 0.001
+"""How far from a held header's due time the armed timer may fire and still be kept."""
 
 
 def _order(value: str | None) -> FrameKey | None:
@@ -90,11 +94,12 @@ class PatchFeed:
         self._frames: list[Frame] = []
         self._keys: list[FrameKey] = []
         self._wire: list[bytes] = []
+        self._made = 0  # frames made so far, the trimmed ones included: a reader's position
         self._marked_seq = view.last_seq
         self._ending = view.done
         self._scheduled = False
         self._timer: asyncio.TimerHandle | None = None
-        self._changed = asyncio.Event()
+        self._waiters: list[asyncio.Future[None]] = []  # readers waiting for the next frame
         self.done = view.done
         """True once the frame holding `TurnDone`'s patches was made."""
 
@@ -179,6 +184,7 @@ class PatchFeed:
         self._keys.append(key)
         self._wire.append(frame.wire(self.message_id))
         self._last = key
+        self._made += 1
         if len(self._frames) > self._buffer + self._buffer // 4:
             drop = len(self._frames) - self._buffer
             self._base = self._keys[drop - 1]
@@ -186,19 +192,29 @@ class PatchFeed:
         self._wake()
 
     def _wake(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():  # a reader that went away cancelled its own
+                waiter.set_result(None)
 
     def _arm_timer(self, now_ms: float) -> None:
         due = self._patcher.due_ms(now_ms)
-        self._cancel_timer()
         if due is None:
+            self._cancel_timer()
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
+            self._cancel_timer()
             return
-        self._timer = loop.call_later(max(due, 0.0) / 1000, self._on_timer)
+        when = loop.time() + max(due, 0.0) / 1000
+        timer = self._timer
+        if timer is not None and abs(timer.when() - when) < _TIMER_SLACK_S:
+            # A held header is due when it was: a burst of frames keeps the one timer
+            # rather than making and cancelling one per frame.
+            return
+        self._cancel_timer()
+        self._timer = loop.call_at(when, self._on_timer)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
@@ -233,7 +249,25 @@ class PatchFeed:
     async def wait(self, after_id: str) -> None:
         """Until a frame after `after_id` exists, or the feed is done."""
         while after_id == self.last_id and not self.done:
-            await self._changed.wait()
+            await self._woken(None)
+
+    async def _woken(self, idle: _IdleClock | None) -> None:
+        """Until the next frame (or the end), or until `idle` expires."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        if idle is not None:
+            idle.waiter = waiter
+        try:
+            await waiter
+        except BaseException:
+            self._forget(waiter)  # the reader went away
+            raise
+        if idle is not None and idle.expired:
+            self._forget(waiter)  # no frame woke it: `_wake` did not take it
+
+    def _forget(self, waiter: asyncio.Future[None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._waiters.remove(waiter)
 
     async def subscribe(
         self, last_id: str | None = None, idle_s: float | None = None
@@ -244,29 +278,78 @@ class PatchFeed:
         the buffer meanwhile gets a snapshot. With `idle_s`, an empty chunk after that
         long without a frame, so the reader can write a keep-alive or check who may
         still read, without a task of its own per frame."""
-        cursor = last_id
-        while True:
-            index = self._index_after(cursor)
-            if index is None:
-                snapshot = self.snapshot()
-                chunk = snapshot.wire(self.message_id)
-                cursor = snapshot.id
-            else:
-                chunk = b"".join(self._wire[index:])
-                cursor = self.last_id
-            if self.done:
-                yield chunk + END_EVENT
-                return
-            if chunk:
-                yield chunk
-            if idle_s is None:
-                await self.wait(cursor)
-                continue
-            try:
-                async with asyncio.timeout(idle_s):
-                    await self.wait(cursor)
-            except TimeoutError:
-                yield b""
+        # Where the reader is, as a count of frames made (cheaper per frame than its id);
+        # None until the first read placed it by `last_id`.
+        position: int | None = None
+        idle = _IdleClock(idle_s) if idle_s is not None else None
+        try:
+            while True:
+                start = self._index_after(last_id) if position is None else None
+                if position is not None and position >= self._made - len(self._wire):
+                    start = position - (self._made - len(self._wire))
+                # Else it fell out of the buffer while it read: a snapshot.
+                if start is None:
+                    chunk = self.snapshot().wire(self.message_id)
+                else:
+                    chunk = b"".join(self._wire[start:])
+                position = self._made
+                if self.done:
+                    yield chunk + END_EVENT
+                    return
+                if chunk:
+                    yield chunk
+                if idle is not None:
+                    idle.restart()
+                while position == self._made and not self.done:
+                    if idle is not None and idle.expired:
+                        yield b""
+                        idle.restart()
+                        continue
+                    await self._woken(idle)
+        finally:
+            if idle is not None:
+                idle.close()
+
+
+class _IdleClock:
+    """One reader's quiet time: `expired` once `idle_s` passed since `restart`, and the
+    waiter it holds then is woken. One timer serves a busy stream: it is re-armed only
+    when it fires before the reader has been quiet that long, not made per frame."""
+
+    _SLACK_S = 0.001  # firing this close to the end of the quiet time counts as the end
+
+    def __init__(self, idle_s: float) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._idle_s = idle_s
+        self._since = self._loop.time()
+        self.expired = False
+        self.waiter: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = self._loop.call_at(
+            self._since + idle_s, self._fire
+        )
+
+    def restart(self) -> None:
+        """The reader was just written to: quiet from now."""
+        self._since = self._loop.time()
+        self.expired = False
+        self.waiter = None
+        if self._timer is None:
+            self._timer = self._loop.call_at(self._since + self._idle_s, self._fire)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _fire(self) -> None:
+        end = self._since + self._idle_s
+        if self._loop.time() + self._SLACK_S < end:
+            self._timer = self._loop.call_at(end, self._fire)
+            return
+        self._timer = None
+        self.expired = True
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
 
 
 class TurnFeeds:

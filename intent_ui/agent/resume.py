@@ -13,9 +13,11 @@ finds such turns in the store and runs them again:
   The page shows the approval or question as before the restart; the decision runs the
   call with its arguments (or the edited ones, intent included) and the turn goes on.
 
-One process only: with several workers a `streaming` turn may be another's, running, and
-the cluster ends the orphans instead (`intent_ui.agent.cluster`). A turn that cannot be
-resumed (its agent or endpoint is gone, the log says nothing of what it ran on) is left
+With several workers a `streaming` turn may be another's, running: `waiting_turns` is for
+one process. The cluster finds the turns of a worker that is gone by their lease, and the
+worker that takes one resumes it the same way (`waiting_turn` of its log and what its
+stream held, then `resume_turn`: `intent_ui.agent.cluster.orphans`). A turn that cannot
+be resumed (its agent or endpoint is gone, the log says nothing of what it ran on) is left
 to be marked interrupted, which says the server restarted while it waited.
 """
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +49,7 @@ from intent_ui.core.turn import TurnView
 from intent_ui.store import conversations as conv_store
 from intent_ui.store.turns import EventLog, load_events, streaming_turns
 
-__all__ = ["WaitingTurn", "resume_turns", "waiting_turns"]
+__all__ = ["WaitingTurn", "resume_turn", "resume_turns", "waiting_turn", "waiting_turns"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,13 +70,23 @@ def waiting_turns(engine: Engine) -> list[WaitingTurn]:
     """The `streaming` turns whose log can resume (module docstring). Blocking."""
     found = []
     for message_id, conversation_id in streaming_turns(engine):
-        events = load_events(engine, message_id)
-        view = TurnView.replay(events)
-        point = resume_point(view)
-        turn = resume_settings(events)
-        if point is not None and turn is not None:
-            found.append(WaitingTurn(message_id, conversation_id, view, point, turn))
+        waiting = waiting_turn(message_id, conversation_id, load_events(engine, message_id))
+        if waiting is not None:
+            found.append(waiting)
     return found
+
+
+def waiting_turn(
+    message_id: str, conversation_id: str, events: Sequence[TurnEvent]
+) -> WaitingTurn | None:
+    """The turn of `events` (its log, in seq order) as it goes on, or None when it cannot
+    (`core.resume`)."""
+    view = TurnView.replay(events)
+    point = resume_point(view)
+    turn = resume_settings(events)
+    if point is None or turn is None:
+        return None
+    return WaitingTurn(message_id, conversation_id, view, point, turn)
 
 
 async def resume_turns(sessions: TurnSessions, found: Sequence[WaitingTurn]) -> list[str]:
@@ -83,14 +95,22 @@ async def resume_turns(sessions: TurnSessions, found: Sequence[WaitingTurn]) -> 
     failed = []
     for waiting in found:
         try:
-            await _resume(sessions, waiting)
+            await resume_turn(sessions, waiting)
         except Exception:  # that turn ends as interrupted; the others still resume
             logger.exception("Could not resume turn %s", waiting.message_id)
             failed.append(waiting.message_id)
     return failed
 
 
-async def _resume(sessions: TurnSessions, waiting: WaitingTurn) -> TurnSession:
+async def resume_turn(
+    sessions: TurnSessions,
+    waiting: WaitingTurn,
+    *,
+    bind: Callable[[TurnSession], None] | None = None,
+) -> TurnSession:
+    """Start the turn again as a session of `sessions` (module docstring); `bind` is
+    called with it before its run starts (`TurnSessions.adopt`). Raises when what it ran
+    on cannot be read back (its message is gone)."""
     engine, runtime, turn = sessions.engine, sessions.runtime, waiting.turn
     agent_id, user_id = turn["agent_id"], turn["user_id"]
     settings = await asyncio.to_thread(agent_settings, sessions, agent_id, user_id)
@@ -144,6 +164,7 @@ async def _resume(sessions: TurnSessions, waiting: WaitingTurn) -> TurnSession:
         pauses=pauses,
         turn=dict(turn),
         run=run,
+        bind=bind,
     )
     logger.info("Resumed turn %s, waiting for the user", waiting.message_id)
     return session

@@ -74,6 +74,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -362,7 +363,7 @@ class TurnRun:
         """What kind of failure `error` is, when known (core/failures.py)."""
 
         self._seq = seq or SeqCounter()
-        self._queue: asyncio.Queue[TurnEvent] = asyncio.Queue()
+        self._queue = _EventQueue()
         self._task: asyncio.Task[None] | None = None
         self._done = False
         self._group_count = 0
@@ -394,7 +395,9 @@ class TurnRun:
         self._task = asyncio.create_task(self._drive())
         try:
             while True:
-                event = await self._queue.get()
+                event = self._queue.pop()
+                if event is None:
+                    event = await self._queue.get()
                 yield event
                 if isinstance(event, TurnDone):
                     return
@@ -943,7 +946,35 @@ class TurnRun:
         return self._seq.next()
 
     def _emit(self, event: TurnEvent) -> None:
-        self._queue.put_nowait(event)
+        self._queue.put(event)
+
+
+class _EventQueue:
+    """The run's events on their way to its one reader (`TurnRun.events`): an
+    `asyncio.Queue` without what one reader of an unbounded queue never needs (bounds,
+    task counting, a line of getters), since every argument fragment passes through."""
+
+    __slots__ = ("_events", "_waiter")
+
+    def __init__(self) -> None:
+        self._events: deque[TurnEvent] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, event: TurnEvent) -> None:
+        self._events.append(event)
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():  # a reader cancelled meanwhile
+            waiter.set_result(None)
+
+    def pop(self) -> TurnEvent | None:
+        """The next event if there is one, without waiting."""
+        return self._events.popleft() if self._events else None
+
+    async def get(self) -> TurnEvent:
+        while not self._events:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        return self._events.popleft()
 
 
 run_turn = TurnRun

@@ -36,9 +36,10 @@ Only one turn runs per conversation at a time (`TurnAlreadyRunning`), whichever 
 
 A turn's approvals and questions wait in its `pauses` (`intent_ui.agent.pauses`), which
 any of the owner's tabs decides through. A turn still waiting when the process stops is
-suspended, not ended (one process only, and only when nothing else of it is in flight:
+suspended, not ended (only when nothing else of it is in flight:
 `core.resume.can_resume`): its log stays `streaming` and the next start resumes it
-(`intent_ui.agent.resume`). Any other waiting turn ends saying so
+(`intent_ui.agent.resume`), or with several workers the worker that takes its lease next
+(`intent_ui.agent.cluster.orphans`). Any other waiting turn ends saying so
 (`core.pauses.RESTARTED_ERROR`).
 """
 
@@ -535,11 +536,13 @@ class TurnSessions:
         pauses: Pauses,
         turn: dict[str, str],
         run: Callable[[TurnSession], AsyncIterator[TurnEvent]],
+        bind: Callable[[TurnSession], None] | None = None,
     ) -> TurnSession:
         """Run a turn begun by a process that stopped (resumed, `agent/resume.py`) as one
         of this process's turns: its session goes on from `view`, its log replayed, and
         `run(session)` gives the events from there. `turn` is what it runs on
-        (`ApprovalRequested.turn`)."""
+        (`ApprovalRequested.turn`); `bind(session)` before the run starts (the cluster
+        publishes the turn from its first new event)."""
         session = TurnSession(
             message_id=message_id,
             conversation_id=conversation_id,
@@ -552,6 +555,8 @@ class TurnSessions:
         session.resumable_as = turn
         self._by_conversation[conversation_id] = session
         self._by_message[message_id] = session
+        if bind is not None:
+            bind(session)
         try:
             events = run(session)
         except Exception as exc:  # an endpoint or agent gone since: the turn still ends
@@ -586,8 +591,8 @@ class TurnSessions:
         """Stop every running turn and wait (bounded) until each is recorded."""
         sessions = list(self._by_message.values())
         for session in sessions:
-            if self._coordinator is None and can_resume(session.view):
-                session.suspend()  # the next start resumes it where it waits
+            if can_resume(session.view):
+                session.suspend()  # the next start (or worker) resumes it where it waits
                 continue
             if session.pauses is not None and session.view.waiting():
                 # Stopping settles the waiting call: its end must still say why.

@@ -28,7 +28,7 @@ from partial_json_parser import loads as partial_loads
 from intent_ui.core.display import Span, format_elapsed, wall_time
 from intent_ui.core.failures import describe_failure
 from intent_ui.core.header import GROUP_HEADER_MIN_CALLS, HeaderView
-from intent_ui.core.labels import card_is_in_flight
+from intent_ui.core.labels import card_is_in_flight, card_label
 from intent_ui.core.minimum_display import MinimumDisplay
 from intent_ui.core.pause_cards import approval_detail, waiting_note
 from intent_ui.core.sanitize import TITLE_WINDOW, DisplayText, has_label_text, sanitize_label
@@ -250,7 +250,7 @@ def card_display(
     if record is None or view is None:
         return _unknown_card(call_id), ""
     settled = record.state in FINAL_STATES
-    label = turn.card_label(call_id, lang)
+    label = card_label(view, lang)
     if not (settled or record.intent_complete):
         # A label still streaming changes per fragment: its title follows only the first
         # TITLE_WINDOW characters until the intent is complete, so one update never costs
@@ -405,6 +405,8 @@ class HeaderHold:
 
     def due_ms(self) -> float | None:
         """Milliseconds until a held label may show; None when none is held."""
+        if not self._held:  # asked after every frame; mostly nothing is held
+            return None
         dues = [
             due for key in self._held if (due := self._groups[key].due_ms(self.now_ms)) is not None
         ]
@@ -416,6 +418,8 @@ class HeaderHold:
 
     def ready(self) -> list[str]:
         """The keys whose held label may show now (offer their text again)."""
+        if not self._held:
+            return []
         return [key for key in self._held if self._groups[key].due_ms(self.now_ms) == 0]
 
 

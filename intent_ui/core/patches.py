@@ -37,6 +37,7 @@ import contextlib
 import json
 from collections.abc import Collection, Iterable, MutableMapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from intent_ui.core.cards import (
     CardEntry,
@@ -117,6 +118,11 @@ def _digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""Compact JSON, the page's own text (one encoder for every frame: `json.dumps` with
+options builds one per call)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Frame:
     """The operations of one flush, under the id a client resumes from."""
@@ -127,9 +133,7 @@ class Frame:
     def wire(self, message_id: str) -> bytes:
         """The frame as one server-sent event: `id: {id}`, then the message id and the
         operations as compact JSON on one `data:` line."""
-        data = json.dumps(
-            {"m": message_id, "ops": self.ops}, ensure_ascii=False, separators=(",", ":")
-        )
+        data = _encode({"m": message_id, "ops": self.ops})
         try:
             encoded = data.encode("utf-8")
         except UnicodeEncodeError:
@@ -339,10 +343,10 @@ class TurnPatcher:
         hold: HeaderHold | None = self._hold
         if view.done:
             # The turn's end is its last frame: every header shows as it is from now on.
-            headers |= {self._held_groups[key] for key in self._hold.held()}
+            headers = headers | {self._held_groups[key] for key in self._hold.held()}
             self._hold, self._held_groups, hold = HeaderHold(self._hold_ms), {}, None
-        elif self._held_groups:
-            headers |= {self._held_groups[key] for key in self._hold.ready()}
+        elif self._held_groups and (ready := self._hold.ready()):
+            headers = headers | {self._held_groups[key] for key in ready}
 
         ops: list[Op] = []
         grown: set[int] = set()  # groups with a new call
@@ -389,8 +393,10 @@ class TurnPatcher:
                 stats.add(record.group)
         for call_id in children:
             self._card(view, call_id, _NO_GROUP, ops)
-        for call_id in [*pauses, *calls]:
+        for call_id in chain(pauses, calls):
             # A pause changes with its call too: it stops waiting once the call ends.
+            if view.pause(call_id) is None:
+                continue  # most calls never wait for anyone
             record = view.call(view.top(call_id))  # a child's waits in its parent's group
             if record is not None and self._pause(view, call_id, ops):
                 stats.add(record.group)
@@ -399,10 +405,11 @@ class TurnPatcher:
             self._subagent(view, call_id, ops)
         for g in grown:
             self._put(f"cards:{g}", list(self._groups[g].call_ids), ops)
-        for g in sorted(headers | stats):
-            group = self._groups.get(g)
-            if group is not None:  # a summary may come before its group's first call
-                self._group(view, g, group, hold, head=g in headers, stats=g in stats, ops=ops)
+        if headers or stats:
+            for g in sorted(headers | stats):
+                group = self._groups.get(g)
+                if group is not None:  # a summary may come before its group's first call
+                    self._group(view, g, group, hold, head=g in headers, stats=g in stats, ops=ops)
         if text_changed:
             parts = view.parts
             for index in range(max(0, self._parts_len - 1), len(parts)):
@@ -419,10 +426,15 @@ class TurnPatcher:
     # --- building -------------------------------------------------------------------------
 
     def _clear_marks(self) -> None:
-        self._marked_calls = {}
-        self._marked_headers = set()
+        # New containers rather than cleared ones: `flush` goes on reading the old ones.
+        # Only those that hold anything (most flushes mark only calls).
+        if self._marked_calls:
+            self._marked_calls = {}
+        if self._marked_headers:
+            self._marked_headers = set()
         self._marked_turn = self._marked_text = False
-        self._marked_pauses = {}
+        if self._marked_pauses:
+            self._marked_pauses = {}
         self._announce = None
 
     def _suffixes(self, view: TurnView, group: _Group) -> list[str]:
@@ -524,6 +536,8 @@ class TurnPatcher:
     def _subagent(self, view: TurnView, call_id: str, ops: list[Op]) -> None:
         """Bring a `subagent` call's child list and ticker up to date (nothing for any
         other call: a child's change marks its parent, `TurnView.apply`)."""
+        if view.subagent(call_id) is None and not view.children(call_id):
+            return  # no child turn: no ticker either (`ticker_entry`)
         ticker = ticker_entry(view, call_id, self.lang)
         if ticker is None and not view.children(call_id):
             return

@@ -38,6 +38,7 @@ __all__ = [
     "REPLACEMENT",
     "clip",
     "grapheme_end",
+    "loads_scrubbed",
     "scrub_decoded",
     "scrub_fields",
     "scrub_surrogates",
@@ -73,6 +74,25 @@ def scrub_surrogates(text: str) -> str:
     if LONE_SURROGATE.search(text) is None:
         return text
     return LONE_SURROGATE.sub(REPLACEMENT, text)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of a UTF-16 surrogate (`\\ud800` to `\\udfff`): the only way JSON text
+read from bytes can decode to one. A lookalike (an escaped backslash before `ud8`) only
+costs the full walk."""
+
+
+def loads_scrubbed(text: str) -> Any:
+    """`json.loads(text)` with lone surrogates replaced in every string, keys included.
+
+    A text that holds no surrogate and no escape of one cannot decode to one, so the
+    common case costs two searches of the text instead of a walk of what it decoded to
+    (this runs on every chunk of every provider stream). Raises what `json.loads` raises.
+    """
+    value = json.loads(text)
+    if LONE_SURROGATE.search(text) is None and _SURROGATE_ESCAPE.search(text) is None:
+        return value
+    return scrub_decoded(value)
 
 
 def scrub_decoded(value: Any) -> Any:

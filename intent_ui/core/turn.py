@@ -177,18 +177,7 @@ class CallRecord:
     parent: str | None = None
 
     def view(self) -> CallView:
-        return CallView(
-            call_id=self.call_id,
-            tool=self.tool,
-            state=self.state,
-            server=self.server,
-            carries_intent=self.carries_intent,
-            intent=self.intent,
-            outcome=self.outcome,
-            outcome_patch=self.outcome_patch,
-            label_seq=self.label_seq,
-            category=self.category,
-        )
+        return CallView(*_label_inputs(self))
 
 
 @dataclass(slots=True)
@@ -323,6 +312,13 @@ class TurnView:
         stream = self._streams.get(event.call_id)
         found = stream.feed(event.chunk) if stream is not None else None
         args_len = record.args_len + len(event.chunk)
+        if found is None or (
+            found.text == record.intent and bool(found.complete) == record.intent_complete
+        ):
+            # Most fragments of a call carry no intent text (the keys after it): only the
+            # length grows, no label input moves, so the call alone changed.
+            self._calls[event.call_id] = _evolve(record, args_len=args_len)
+            return {event.call_id}
         return self._store(record, _with_intent(record, found, event.seq, args_len=args_len))
 
     def _complete(self, event: ArgsComplete) -> set[str]:
@@ -642,14 +638,27 @@ def _time(value: object) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
+_record_values = attrgetter(*(f.name for f in fields(CallRecord)))
+_RECORD_INDEX = {f.name: index for index, f in enumerate(fields(CallRecord))}
+
+
+def _evolve(record: CallRecord, **changes: Any) -> CallRecord:
+    """`dataclasses.replace(record, **changes)` at half its cost (its per-field checks
+    serve every kind of dataclass): every argument fragment makes a record."""
+    values = list(_record_values(record))
+    for name, value in changes.items():
+        values[_RECORD_INDEX[name]] = value
+    return CallRecord(*values)
+
+
 def _with_intent(record: CallRecord, found: Any, seq: int, **also: Any) -> CallRecord:
     """Apply a `StreamingIntent` (or None) and the fields in `also`; stamp `seq` when the
     intent first shows (as `label_seq`)."""
     if found is None:
-        return replace(record, **also) if also else record
+        return _evolve(record, **also) if also else record
     text = found.text
     first = not has_label_text(record.intent) and has_label_text(text)
-    return replace(
+    return _evolve(
         record,
         intent=text,
         intent_complete=bool(found.complete),

@@ -31,10 +31,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import Engine, delete, or_, update
-from sqlmodel import Session, col, select
+from sqlmodel import col, select
 
 from intent_ui.core.goals import GOAL_FIELDS, SCOPE_FIELDS, goal_registry, scope_registry
-from intent_ui.store.db import open_session, store_errors
+from intent_ui.store.db import add_row, open_session, owned_row, store_errors
 from intent_ui.store.models import Agent, Clock, Conversation, encode_json
 
 __all__ = [
@@ -99,24 +99,23 @@ def create_agent(
     """Create and return an agent. Raises ValueError for a blank name or invalid goals."""
     stored_goals, stored_scopes = _goals_and_scopes(goals, scopes)
     stamp = now()
-    agent = Agent(
-        owner_id=owner,
-        shared=shared,
-        name=_name(name),
-        instructions=instructions,
-        endpoint=endpoint,
-        model=model,
-        tools_json=encode_json(_tool_ids(tools)),
-        tool_options_json=encode_json(_copy_options(tool_options or {})),
-        goals_json=encode_json(stored_goals),
-        scopes_json=encode_json(stored_scopes),
-        created_at=stamp,
-        updated_at=stamp,
+    return add_row(
+        engine,
+        Agent(
+            owner_id=owner,
+            shared=shared,
+            name=_name(name),
+            instructions=instructions,
+            endpoint=endpoint,
+            model=model,
+            tools_json=encode_json(_tool_ids(tools)),
+            tool_options_json=encode_json(_copy_options(tool_options or {})),
+            goals_json=encode_json(stored_goals),
+            scopes_json=encode_json(stored_scopes),
+            created_at=stamp,
+            updated_at=stamp,
+        ),
     )
-    with open_session(engine) as session:
-        session.add(agent)
-        session.commit()
-    return agent
 
 
 @store_errors("read the agent")
@@ -130,12 +129,7 @@ def get_agent(engine: Engine, agent_id: str, *, owner: str) -> Agent | None:
 def get_own_agent(engine: Engine, agent_id: str, *, owner: str) -> Agent | None:
     """The agent if `owner` may change it (theirs); None otherwise."""
     with open_session(engine) as session:
-        return _own(session, agent_id, owner)
-
-
-def _own(session: Session, agent_id: str, owner: str) -> Agent | None:
-    agent = session.get(Agent, agent_id)
-    return agent if agent is not None and agent.owner_id == owner else None
+        return owned_row(session, Agent, agent_id, owner)
 
 
 @store_errors("list the agents")
@@ -257,7 +251,7 @@ def set_tool_option(
     """
     _option_value(key, value)  # validate before touching the database
     with open_session(engine) as session:
-        agent = _own(session, agent_id, owner)
+        agent = owned_row(session, Agent, agent_id, owner)
         if agent is None:
             return None
         agent.tool_options_json = encode_json(
@@ -287,7 +281,7 @@ def set_tool_options_bulk(
             f"{', '.join(sorted(BOOLEAN_TOOL_OPTIONS))}."
         )
     with open_session(engine) as session:
-        agent = _own(session, agent_id, owner)
+        agent = owned_row(session, Agent, agent_id, owner)
         if agent is None:
             return None
         options: dict[str, dict[str, Any]] = agent.tool_options
@@ -304,7 +298,7 @@ def _update(
     engine: Engine, agent_id: str, owner: str, values: dict[str, Any], now: Clock
 ) -> Agent | None:
     with open_session(engine) as session:
-        agent = _own(session, agent_id, owner)
+        agent = owned_row(session, Agent, agent_id, owner)
         if agent is None:
             return None
         for name, value in values.items():

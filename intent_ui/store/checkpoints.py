@@ -26,7 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, SQLModel, Text, col, select
 
 from intent_ui.core.checkpoints import Change
-from intent_ui.store.db import open_session, store_errors
+from intent_ui.store.db import add_row, open_session, store_errors
 
 __all__ = [
     "CheckpointBlob",
@@ -173,10 +173,7 @@ def add_checkpoint(
         changes=json.dumps([change.to_record() for change in changes], ensure_ascii=False),
         note=note,
     )
-    with open_session(engine) as session:
-        session.add(row)
-        session.commit()
-        return row.id
+    return add_row(engine, row).id
 
 
 @store_errors("read the checkpoints")

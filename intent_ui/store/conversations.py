@@ -52,7 +52,7 @@ from intent_ui.core.history import CONTINUE_PROMPT
 from intent_ui.core.turn import TurnView
 from intent_ui.store.checkpoints import CheckpointRow, forget_unused_blobs
 from intent_ui.store.dashboard import forget_turn_calls
-from intent_ui.store.db import NotFoundError, open_session, store_errors
+from intent_ui.store.db import NotFoundError, add_row, open_session, owned_row, store_errors
 from intent_ui.store.models import Clock, Conversation, Message, ShareLink, TurnEventRow
 from intent_ui.store.turns import load_events
 
@@ -118,31 +118,25 @@ def create_conversation(
 ) -> Conversation:
     """Create and return a conversation; a blank title becomes `DEFAULT_TITLE`."""
     stamp = now()
-    conversation = Conversation(
-        owner_id=owner,
-        title=title.strip() or DEFAULT_TITLE,
-        endpoint=endpoint,
-        model=model,
-        agent_id=agent_id,
-        created_at=stamp,
-        updated_at=stamp,
+    return add_row(
+        engine,
+        Conversation(
+            owner_id=owner,
+            title=title.strip() or DEFAULT_TITLE,
+            endpoint=endpoint,
+            model=model,
+            agent_id=agent_id,
+            created_at=stamp,
+            updated_at=stamp,
+        ),
     )
-    with open_session(engine) as session:
-        session.add(conversation)
-        session.commit()
-    return conversation
 
 
 @store_errors("read the conversation")
 def get_conversation(engine: Engine, conversation_id: str, *, owner: str) -> Conversation | None:
     """The conversation; None when it does not exist or belongs to someone else."""
     with open_session(engine) as session:
-        return _owned(session, conversation_id, owner)
-
-
-def _owned(session: Session, conversation_id: str, owner: str) -> Conversation | None:
-    found = session.get(Conversation, conversation_id)
-    return found if found is not None and found.owner_id == owner else None
+        return owned_row(session, Conversation, conversation_id, owner)
 
 
 @store_errors("list the conversations")
@@ -272,7 +266,7 @@ def update_conversation(
     """Change the given fields (`agent_id=None` detaches the agent); None when not found
     or someone else's."""
     with open_session(engine) as session:
-        conversation = _owned(session, conversation_id, owner)
+        conversation = owned_row(session, Conversation, conversation_id, owner)
         if conversation is None:
             return None
         if title is not None and title.strip():

@@ -29,7 +29,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -54,11 +54,13 @@ __all__ = [
     "DatabaseError",
     "NotFoundError",
     "StoreError",
+    "add_row",
     "database_url",
     "dispose_engines",
     "init_db",
     "migration_config",
     "open_session",
+    "owned_row",
     "store_errors",
 ]
 
@@ -190,6 +192,32 @@ def dispose_engines() -> None:
 def open_session(engine: Engine) -> Session:
     """A session whose returned rows stay readable after it closes (no expiry on commit)."""
     return Session(engine, expire_on_commit=False)
+
+
+_Row = TypeVar("_Row")
+
+
+def add_row(engine: Engine, row: _Row) -> _Row:
+    """Insert one new row and return it, readable after its session closes (its
+    database-made fields, such as a generated id, filled in)."""
+    with open_session(engine) as session:
+        session.add(row)
+        session.commit()
+    return row
+
+
+class _OwnedRow(Protocol):
+    owner_id: str
+
+
+_Owned = TypeVar("_Owned", bound=_OwnedRow)
+
+
+def owned_row(session: Session, model: type[_Owned], row_id: str, owner: str) -> _Owned | None:
+    """The `model` row `row_id` if `owner` owns it; None when there is none or it is
+    someone else's."""
+    found = session.get(model, row_id)
+    return found if found is not None and found.owner_id == owner else None
 
 
 def migration_config(connection: Any | None = None) -> Config:

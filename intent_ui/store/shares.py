@@ -20,7 +20,7 @@ import time
 from sqlalchemy import Engine, update
 from sqlmodel import Session, col, select
 
-from intent_ui.store.db import open_session, store_errors
+from intent_ui.store.db import open_session, owned_row, store_errors
 from intent_ui.store.models import Clock, Conversation, ShareLink
 
 __all__ = ["SHARE_ID_BYTES", "create_share", "find_share", "live_share", "revoke_share"]
@@ -36,7 +36,7 @@ def create_share(
     """The id of the conversation's live link, made now if it has none; None when the
     conversation does not exist or is someone else's."""
     with open_session(engine) as session:
-        if not _owned(session, conversation_id, owner):
+        if owned_row(session, Conversation, conversation_id, owner) is None:
             return None
         live = _live(session, conversation_id, owner)
         if live is not None:
@@ -57,7 +57,7 @@ def live_share(engine: Engine, conversation_id: str, *, owner: str) -> str | Non
     """The id of the conversation's live link; None when it has none or is not the
     owner's."""
     with open_session(engine) as session:
-        if not _owned(session, conversation_id, owner):
+        if owned_row(session, Conversation, conversation_id, owner) is None:
             return None
         return _live(session, conversation_id, owner)
 
@@ -97,11 +97,6 @@ def find_share(engine: Engine, share_id: str) -> str | None:
     )
     with open_session(engine) as session:
         return session.exec(statement).first()
-
-
-def _owned(session: Session, conversation_id: str, owner: str) -> bool:
-    found = session.get(Conversation, conversation_id)
-    return found is not None and found.owner_id == owner
 
 
 def _live(session: Session, conversation_id: str, owner: str) -> str | None:

@@ -24,7 +24,7 @@ from sqlmodel import col, select
 
 from intent_ui.core.display import DENSITY, Density
 from intent_ui.core.theme import THEME, Theme
-from intent_ui.store.db import open_session
+from intent_ui.store.db import add_row, open_session
 from intent_ui.store.models import LOCAL_USER_ID, Clock, User
 
 __all__ = [
@@ -144,9 +144,7 @@ def add_user(engine: Engine, name: str, password: str, *, now: Clock = time.time
     _check_password(password)
     user = User(name=cleaned, password_hash=_hasher.hash(password), created_at=now())
     try:
-        with open_session(engine) as session:
-            session.add(user)
-            session.commit()
+        add_row(engine, user)
     except IntegrityError as exc:
         raise UserExistsError(
             f"A user named {cleaned!r} already exists; choose another name, or change "

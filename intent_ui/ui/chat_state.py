@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ from intent_ui.store import conversations as conv_store
 from intent_ui.store import shares as share_store
 from intent_ui.store import users as user_store
 from intent_ui.store.db import StoreError
-from intent_ui.ui.auth import AuthState
+from intent_ui.ui.auth import SECURE_SIGN_IN_COOKIE, SIGN_IN_COOKIE, AuthState
 from intent_ui.ui.endpoint_picker import EndpointPicker
 from intent_ui.ui.host import Host, current_host, get_host
 from intent_ui.ui.stream_tokens import mint_owner_token
@@ -134,10 +135,14 @@ UI_KEYS = (
 )
 
 
+STORED_CONVERSATION_KEY = "intent_ui_conversation"
+"""The browser's localStorage key of the conversation a tab shows (`stored_conversation`)."""
+
+
 class ChatState(EndpointPicker, AuthState):
     conversations: list[dict[str, str]] = []
     conversation_id: str = ""
-    stored_conversation: str = rx.LocalStorage("", name="intent_ui_conversation")
+    stored_conversation: str = rx.LocalStorage("", name=STORED_CONVERSATION_KEY)
     messages: list[MessageRow] = []
     running: bool = False
     # The turn streaming in this conversation ("" when none) and the token the page
@@ -164,6 +169,8 @@ class ChatState(EndpointPicker, AuthState):
     conversation_query: str = ""
     # The user message being edited in place ("": none).
     editing: str = ""
+    # Whether this state asked the browser which conversation it remembers (`load_page`).
+    _asked_browser: bool = False
 
     @rx.var
     def lang(self) -> str:
@@ -185,6 +192,11 @@ class ChatState(EndpointPicker, AuthState):
         user = await self.current_user(host)
         if user is None:
             self._forget_everything()
+            if self._may_have_lost_sign_in(host):
+                # The state may be one the tab lost (see below), and with it the sign-in
+                # cookie the browser still holds: the page is asked before the sign-in.
+                self._asked_browser = True
+                return rx.call_script(_HAS_SIGN_IN_COOKIE, callback=ChatState.recover_sign_in)
             return await self.sign_in_redirect(host)
         await asyncio.to_thread(self._load_pickers, host, user)
         await self._refresh_conversations(host, user)
@@ -195,11 +207,51 @@ class ChatState(EndpointPicker, AuthState):
             rx.call_script(f"window.iuClockOffset = {round(time.time() * 1000)} - Date.now()"),
         ]
         wanted = self.conversation_id or self.stored_conversation
+        if not wanted and not self._asked_browser:
+            # A state that knows no conversation may be one the tab lost (a Redis that
+            # restarted empty): Reflex runs this load again before the tab's next event,
+            # but without what the browser stores, so the page is asked (once per state).
+            self._asked_browser = True
+            events.append(
+                rx.call_script(
+                    f"window.localStorage.getItem({STORED_CONVERSATION_KEY!r}) || ''",
+                    callback=ChatState.open_remembered,
+                )
+            )
         # A reload finds the tab's state as it was: Stop shows only while a turn runs.
         self.running = bool(wanted) and await self._open(host, user, wanted)
         if self.running:
             events.append(_live_view().follow)
         return events
+
+    def _may_have_lost_sign_in(self, host: Host) -> bool:
+        auth = host.config.auth
+        no_cookie = not (self.sign_in_cookie or self.secure_sign_in_cookie)
+        return (
+            auth is not None and auth.mode == "password" and no_cookie and not self._asked_browser
+        )
+
+    @rx.event
+    async def recover_sign_in(self, has_cookie: bool) -> Any:
+        """The browser's answer to `load_page`: a tab that holds a sign-in cookie its state
+        lost loads again (with it); any other goes to the sign-in."""
+        if has_cookie:
+            return rx.call_script("window.location.reload()")
+        return await self.sign_in_redirect(await get_host())
+
+    @rx.event
+    async def open_remembered(self, conversation_id: str) -> Any:
+        """Show the conversation the browser remembers for this tab, when the tab shows
+        none (its state was lost, see `load_page`); "" or a conversation the user does not
+        own opens nothing."""
+        if not conversation_id or self.conversation_id:
+            return None
+        host = await get_host()
+        user = await self.current_user(host)
+        if user is None:
+            return None
+        self.running = await self._open(host, user, conversation_id)
+        return _live_view().follow if self.running else None
 
     def _forget_everything(self) -> None:
         """Show nothing of anyone's (a browser that is not, or no longer, signed in)."""
@@ -809,6 +861,13 @@ def _versions(message_id: str, siblings: tuple[str, ...]) -> dict[str, Any]:
         "previous_version": siblings[at - 1] if at > 0 else "",
         "next_version": siblings[at + 1] if at + 1 < len(siblings) else "",
     }
+
+
+_HAS_SIGN_IN_COOKIE = (
+    f"/(^|; )({re.escape(SIGN_IN_COOKIE)}|{re.escape(SECURE_SIGN_IN_COOKIE)})=[^;]/"
+    ".test(document.cookie)"
+)
+"""Whether the browser holds a sign-in cookie with a value (JavaScript, run in the page)."""
 
 
 def _live_view() -> Any:

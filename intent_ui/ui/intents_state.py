@@ -260,7 +260,9 @@ def _scope_label(scope: Scope, rows: list[BreakdownVM]) -> str:
 class IntentsState(AuthState):
     """The `/intents` page."""
 
-    # The captured servers' panel (operators only).
+    # The captured servers' panel (operators only). Its totals and the dashboard's below
+    # repeat the figures of a row (`CaptureRowVM`, `BreakdownVM`) on purpose, as fields
+    # of their own that the page reads by name; `_shares` words rows and totals alike.
     rows: list[CaptureRowVM] = []
     calls: int = 0
     call_coverage: str = NO_CALLS

@@ -96,16 +96,6 @@ class Step:
     thinned: bool  # some load turns ended before the window did
 
 
-def config_yaml(provider: Provider, workdir: Path) -> str:
-    return (
-        "endpoints:\n  - name: bench\n    kind: openai\n"
-        f"    base_url: {provider.base_url}\n"
-        "    api_key: x\n    models: [bench]\n"
-        f"workspace: {json.dumps(str(workdir))}\n"
-        "auth:\n  mode: header\n"
-    )
-
-
 class Bench:
     def __init__(
         self,
@@ -388,12 +378,12 @@ def main() -> None:
             common = (browser, provider, clients, args, deadline, results, largest, notes)
             workdir = folder / "app"
             workdir.mkdir()
-            with one_process(workdir, config_yaml(provider, workdir)) as served:
+            with one_process(workdir, provider.app_config(workdir, header_auth=True)) as served:
                 measure(served, single, *common)
             if args.workers:
                 workdir = folder / "workers"
                 workdir.mkdir()
-                config = config_yaml(provider, workdir)
+                config = provider.app_config(workdir, header_auth=True)
                 with workers_on_redis(workdir, config, args.workers) as served:
                     measure(served, several, *common)
     finally:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import statistics
 import sys
@@ -128,15 +127,6 @@ class Result:
     busy: float
 
 
-def config_yaml(provider: Provider, workdir: Path) -> str:
-    return (
-        "endpoints:\n  - name: bench\n    kind: openai\n"
-        f"    base_url: {provider.base_url}\n"
-        "    api_key: x\n    models: [bench]\n"
-        f"workspace: {json.dumps(str(workdir))}\n"
-    )
-
-
 class Target:
     """One app being measured (this checkout, or the --before revision) and its tab."""
 
@@ -144,7 +134,7 @@ class Target:
         self, label: str, root: Path, workdir: Path, provider: Provider, browser: Browser
     ) -> None:
         self.label = label
-        self.app = AppProcess(root, workdir, config_yaml(provider, workdir))
+        self.app = AppProcess(root, workdir, provider.app_config(workdir))
         self.url = self.app.addresses.frontend_url
         motion = os.environ.get("BENCH_MOTION", "no-preference")
         self.context = browser.new_context(reduced_motion=motion)  # type: ignore[arg-type]

@@ -1,11 +1,13 @@
 """The app as several backend workers on one Redis and one PostgreSQL, in a real browser.
 
-Two workers of the production build (`running_workers`), each on a loopback address of
+Three workers of the production build (`running_workers`), each on a loopback address of
 its own, with Reflex's Redis state manager (`REFLEX_REDIS_URL`) and the store on
 PostgreSQL (`DB_URL`): the real servers of tests/support/servers.py, and a database made
 for this module. A tab opened at `workers.url(i)` talks to worker `i` only, so a turn
-streamed by one worker is watched, stopped, approved and answered from a tab of the
-other, two tabs on two workers race to send, and the last test kills a worker mid-turn.
+streamed by one worker is watched, stopped, approved and answered from a tab of another,
+two tabs on two workers race to send, and the last two tests kill a worker each: one
+mid-turn, one while a call waits for approval (the third worker is what the first kill
+leaves two of).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import redis
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 from sqlalchemy import create_engine
 
+from intent_ui.agent.cluster import ClusterConfig
 from intent_ui.core.turn import TurnView
 from intent_ui.store.turns import load_events
 from tests.e2e.harness import Workers, running_workers
@@ -58,7 +61,7 @@ def workers(workdir: Path, redis_url: str, postgres_server_url: str) -> Iterator
     )
     with (
         servers.postgres_database(postgres_server_url) as db_url,
-        running_workers(workdir, config, redis_url=redis_url, db_url=db_url) as started,
+        running_workers(workdir, config, redis_url=redis_url, db_url=db_url, workers=3) as started,
     ):
         yield started
 
@@ -254,7 +257,7 @@ def test_an_approval_and_a_question_are_decided_from_a_tab_of_the_other_worker(
 def test_a_worker_killed_mid_turn_ends_its_turn_in_the_other_workers_tabs(
     workers: Workers, tabs: BrowserContext
 ) -> None:
-    """Last in the module: worker 0 does not come back."""
+    """Worker 0 does not come back."""
     on_a = open_tab(tabs, workers, 0)
     turn_a = send(on_a, LONG, endpoint=SLOW)
     expect(turn_a.get_by_test_id("tool-call-label").first).to_be_visible(timeout=FIRST_LOAD_MS)
@@ -284,6 +287,92 @@ def test_a_worker_killed_mid_turn_ends_its_turn_in_the_other_workers_tabs(
     after = on_b.get_by_test_id("assistant-message")
     expect(after).to_have_count(2, timeout=FIRST_LOAD_MS)
     expect(after.last).to_have_attribute("data-status", "complete", timeout=FIRST_LOAD_MS)
+
+
+def test_a_worker_killed_while_a_call_waits_leaves_it_waiting_and_another_worker_runs_it(
+    workers: Workers, tabs: BrowserContext, workdir: Path
+) -> None:
+    """After the test above (worker 0 is gone): the turn runs on worker 2, killed in its
+    turn; worker 1, whose tab shows it, goes on with it."""
+    staging = workdir / "migrations" / "staging"
+    staging.mkdir(parents=True, exist_ok=True)
+    (staging / "0002_orders.sql").write_text("-- migration\n")
+    on_c = open_tab(tabs, workers, 2)
+    send(on_c, DELETE, agent=f"spec:{CLEANER}")
+    expect(on_c.get_by_test_id("approval-card").last).to_have_attribute(
+        "data-state", "waiting", timeout=FIRST_LOAD_MS
+    )
+    on_b, turn_b = open_conversation_of(tabs, workers, 1, on_c)
+    card_b = turn_b.get_by_test_id("approval-card")
+    expect(card_b).to_have_attribute("data-state", "waiting", timeout=FIRST_LOAD_MS)
+    conversation_id = (
+        on_b.locator('[data-testid="conversation-row"][data-active="true"]').get_attribute(
+            "data-conversation-id"
+        )
+        or ""
+    )
+    held = _lease(workers, conversation_id)
+    assert held is not None, "the turn's worker holds its lease while it waits"
+    workers.kill(2)
+    _until_held_by_another(workers, conversation_id, held)
+    # Still waiting, in the same tab, as if nothing had happened.
+    expect(card_b).to_have_attribute("data-state", "waiting")
+    expect(turn_b).to_have_attribute("data-status", "streaming")
+    assert staging.exists()
+    card_b.get_by_test_id("approval-approve").click()
+    expect(card_b.get_by_test_id("approval-decision")).to_have_text("Approved by you · once")
+    expect(turn_b.get_by_test_id("tool-call").last).to_have_attribute("data-state", "settled")
+    expect(turn_b).to_have_attribute("data-status", "complete", timeout=FIRST_LOAD_MS)
+    assert not staging.exists()
+    message_id = turn_b.get_attribute("data-message-id") or ""
+    assert stored_end(workers, message_id) == ("end_turn", None)
+
+
+def test_a_tab_whose_ui_state_redis_lost_shows_its_conversation_again_by_itself(
+    workers: Workers, tabs: BrowserContext
+) -> None:
+    """On worker 1, which the kills above leave running."""
+    page = open_tab(tabs, workers, 1)
+    turn = send(page, LISTING)
+    expect(turn).to_have_attribute("data-status", "complete", timeout=FIRST_LOAD_MS)
+    token = page.evaluate("() => window.sessionStorage.getItem('token')")
+    assert workers.redis_url is not None and token
+    client = redis.Redis.from_url(workers.redis_url)
+    try:
+        client.delete(*_state_keys(workers.redis_url, token))  # as a Redis restarted empty
+    finally:
+        client.close()
+    # The tab's next event, whatever it is, finds a new state.
+    page.get_by_test_id("density-select").select_option("intents")
+    expect(page.get_by_test_id("assistant-message")).to_have_attribute(
+        "data-status", "complete", timeout=FIRST_LOAD_MS
+    )
+    expect(page.get_by_test_id("user-message")).to_have_text(LISTING)
+    expect(page.locator('[data-testid="conversation-row"][data-active="true"]')).to_have_count(1)
+
+
+def _lease(workers: Workers, conversation_id: str) -> bytes | None:
+    """Who holds the conversation's lease: `{worker}:{message}`."""
+    assert workers.redis_url is not None
+    client = redis.Redis.from_url(workers.redis_url)
+    try:
+        held = client.get(ClusterConfig(url=workers.redis_url).lease(conversation_id))
+    finally:
+        client.close()
+    assert held is None or isinstance(held, bytes)
+    return held
+
+
+def _until_held_by_another(workers: Workers, conversation_id: str, first: bytes) -> None:
+    """Until the conversation's lease, `first` before, is held by another worker for the
+    same turn (the killed one's expired, and the worker that took the turn over holds
+    it): a decision sent before that finds nobody running the turn, and the page says
+    so."""
+    deadline = time.monotonic() + 30
+    while (held := _lease(workers, conversation_id)) in (first, None):
+        assert time.monotonic() < deadline, "no worker took the waiting turn over"
+        time.sleep(0.05)
+    assert held is not None and held.endswith(first.rpartition(b":")[2])
 
 
 def _state_keys(url: str, token: str) -> list[bytes]:

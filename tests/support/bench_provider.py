@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any, Literal
 
 __all__ = ["MAX_TOOL_ROUNDS", "TICK_S", "Kind", "Provider", "Spec", "intent_sentence"]
@@ -462,6 +463,18 @@ class Provider:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def app_config(self, workdir: Path, *, header_auth: bool = False) -> str:
+        """The app's config YAML: one OpenAI endpoint `bench` (model `bench`) on this
+        provider, the workspace `workdir`; with `header_auth` the app takes the user from a
+        request header, which the headless clients send (`bench_clients.USER_HEADER`)."""
+        yaml = (
+            "endpoints:\n  - name: bench\n    kind: openai\n"
+            f"    base_url: {self.base_url}\n"
+            "    api_key: x\n    models: [bench]\n"
+            f"workspace: {json.dumps(str(workdir))}\n"
+        )
+        return yaml + ("auth:\n  mode: header\n" if header_auth else "")
 
     def _ask(self, *request: Any) -> Any:
         self._conn.send(request)

@@ -114,6 +114,8 @@ class ProviderCase:
     """How the error for `malformed_line` names the place it was read."""
     stream_error: tuple[str, str]
     """The `(type, message)` of the provider's usual in-stream error."""
+    tool_definition: Callable[[dict[str, Any]], dict[str, Any]]
+    """Where, in one entry of the request's `tools`, the tool's own fields are."""
     _reply: Callable[[ReplySpec], list[str]]
     _error_body: Callable[[str, str], dict[str, Any]]
     _error_event: Callable[[str, str], str]
@@ -179,6 +181,7 @@ OPENAI = ProviderCase(
     malformed_line="data: {not json\n\n",
     malformed_where="the event stream",
     stream_error=("server_error", "The server had an error"),
+    tool_definition=lambda tool: tool["function"],
     _reply=_openai_reply,
     _error_body=lambda type_, message: openai_error_body(message, type_),
     _error_event=lambda type_, message: sse_event({"error": {"message": message, "type": type_}}),
@@ -197,6 +200,7 @@ ANTHROPIC = ProviderCase(
     malformed_line="event: content_block_delta\ndata: {not json\n\n",
     malformed_where="the 'content_block_delta' event",
     stream_error=("overloaded_error", "Overloaded"),
+    tool_definition=lambda tool: tool,
     _reply=_anthropic_reply,
     _error_body=anthropic_error_body,
     _error_event=anthropic_error_event,

@@ -34,6 +34,8 @@ ALL_CAPS = frozenset({"tool_intents", "run_in_background", "deferred_tools", "pr
 EventT = TypeVar("EventT", bound=TurnEvent)
 
 GUARD = 10  # seconds: a safety net against hangs, never an assertion about speed
+DELETE = {"intent": "Deleting the staging migrations", "path": "migrations/staging"}
+"""The arguments of a `delete_tool()` call."""
 PDF_DEFERRED = {"*": {"describe_intent": True}, "convert_pdf_mcp_docs": {"defer_loading": True}}
 """Every tool describes its intent; `convert_pdf` (of the `docs` server) is deferred."""
 
@@ -117,6 +119,10 @@ class FakeTool:
         return ToolResult(f"ok {json.dumps(args)}", outcome=f"Did {self.name}")
 
 
+def delete_tool() -> FakeTool:
+    return FakeTool("delete_file", properties={"path": {"type": "string"}})
+
+
 def call(call_id: str, name: str, args: dict[str, Any] | str, *, pieces: int = 3) -> list[Step]:
     """A complete tool call: begin, the argument text in `pieces` fragments, end."""
     text = args if isinstance(args, str) else json.dumps(args)
@@ -148,11 +154,20 @@ def make_run(provider: ScriptedProvider, tools: Sequence[Any], **overrides: Any)
     return run_turn(**kwargs)
 
 
-async def collect(run: TurnRun) -> list[TurnEvent]:
-    """Every event of the turn, read as a turn session reads them."""
+OnEvent = Callable[[TurnEvent, TurnRun], None]
+
+
+async def collect(run: TurnRun, on_event: OnEvent | None = None) -> list[TurnEvent]:
+    """Every event of the turn, read as a turn session reads them; `on_event` sees each
+    as it arrives (and may decide or answer)."""
 
     async def read() -> list[TurnEvent]:
-        return [event async for event in run]
+        events = []
+        async for event in run:
+            events.append(event)
+            if on_event is not None:
+                on_event(event, run)
+        return events
 
     return await asyncio.wait_for(read(), GUARD)
 
@@ -165,6 +180,13 @@ def of(events: Sequence[TurnEvent], kind: type[EventT]) -> list[EventT]:
 def settled(events: Sequence[TurnEvent], call_id: str) -> CallSettled:
     (found,) = [e for e in of(events, CallSettled) if e.call_id == call_id]
     return found
+
+
+def tool_message(provider: ScriptedProvider, request: int, call_id: str) -> dict[str, Any]:
+    """The tool result for `call_id` that the provider's `request`-th request carried."""
+    messages = provider.requests[request].messages
+    (found,) = [m for m in messages if m.get("role") == "tool" and m["tool_call_id"] == call_id]
+    return dict(found)
 
 
 def ending(events: Sequence[TurnEvent]) -> TurnDone:

@@ -1,6 +1,7 @@
-"""Shared fixtures: a migrated database per test, the host the pages are served from, and
+"""Shared fixtures: a migrated database per test, the host the pages are served from,
 (for the capture tests) the intent capture test server built as FastMCP and as a
-low-level Server."""
+low-level Server, each HTTP provider with its wire, and a cluster's Redis keys of the
+test's own."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from mcp.server.fastmcp import FastMCP
 from mcp.server.lowlevel import Server
 from sqlalchemy import Engine
 
+from intent_ui.agent.cluster import ClusterConfig
 from intent_ui.capture.options import CONFIG_ENV, SWITCH_ENV
 from intent_ui.config import AppConfig
 from intent_ui.store.db import dispose_engines
@@ -25,6 +27,8 @@ from intent_ui.ui.sign_in_throttle import SignInThrottle
 from tests.support import servers
 from tests.support.capture_servers import SERVER_KINDS, ServerKind, build_server
 from tests.support.capture_sink import RecordingSink
+from tests.support.cluster import drop_keys, fast_config, new_prefix
+from tests.support.provider_cases import CASES, ProviderCase
 from tests.support.sandbox import readable_folder
 from tests.support.store import PostgresStore, migrated_engine
 
@@ -126,6 +130,14 @@ def serve_host(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Callable[...,
 
 
 @pytest.fixture
+def demo_host(serve_host: Callable[..., Host], tmp_path: Path) -> Host:
+    """The host of the demo endpoint over the test's folder (see `serve_host`)."""
+    return serve_host(
+        AppConfig.model_validate({"endpoints": [{"kind": "demo"}], "workspace": tmp_path})
+    )
+
+
+@pytest.fixture
 def no_capture_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     """The developer's own INTENT_CAPTURE settings must not leak into capture tests."""
     monkeypatch.delenv(SWITCH_ENV, raising=False)
@@ -190,3 +202,18 @@ async def make_sign_in_throttle(
                 await client.delete(key)
         finally:
             await client.aclose()
+
+
+@pytest.fixture(params=CASES, ids=lambda case: case.id)
+def provider_case(request: pytest.FixtureRequest) -> ProviderCase:
+    """Each HTTP provider with its wire: a test taking it runs once per provider."""
+    return request.param
+
+
+@pytest.fixture
+def cluster_config(redis_url: str) -> Iterator[ClusterConfig]:
+    """Cluster settings with test timings, on the shared Redis under a prefix of this
+    test's own, whose keys are deleted afterwards."""
+    prefix = new_prefix()
+    yield fast_config(redis_url, prefix)
+    drop_keys(redis_url, prefix)

@@ -23,15 +23,35 @@ from tests.support.openapi_bombs import alias_bomb, ref_bomb
 SERVER = [{"url": "https://pets.example"}]
 
 
-def test_shared_refs_that_multiply_are_refused_naming_the_limit_and_the_document() -> None:
-    text = json.dumps(ref_bomb(levels=6))  # about 3 KB standing for over two million nodes
-    assert len(text) < 4096
+@pytest.mark.parametrize(
+    ("text", "under", "source", "refusal"),
+    [
+        # About 3 KB standing for over two million nodes.
+        (
+            json.dumps(ref_bomb(levels=6)),
+            4096,
+            "bomb.json",
+            f"bomb.json: the OpenAPI document expands to more than {MAX_INLINED_NODES:,} "
+            "schema nodes through shared $refs",
+        ),
+        # Under 1 KB standing for ten billion nodes.
+        (
+            alias_bomb(levels=9),
+            1024,
+            "laughs.yaml",
+            f"laughs.yaml: the YAML document expands to more than {MAX_ALIAS_NODES:,} nodes "
+            "through aliases",
+        ),
+    ],
+    ids=["shared-refs", "yaml-aliases"],
+)
+def test_a_document_that_multiplies_is_refused_naming_the_limit_and_the_document(
+    text: str, under: int, source: str, refusal: str
+) -> None:
+    assert len(text) < under
     with pytest.raises(OpenApiError) as info:
-        parse_openapi(text, source="bomb.json")
-    assert str(info.value).startswith(
-        f"bomb.json: the OpenAPI document expands to more than {MAX_INLINED_NODES:,} schema "
-        "nodes through shared $refs"
-    )
+        parse_openapi(text, source=source)
+    assert str(info.value).startswith(refusal)
 
 
 @pytest.mark.timeout(60)  # a hang guard: expanded in full, this would never finish
@@ -99,17 +119,6 @@ def test_schemas_of_media_types_the_actions_never_send_do_not_count() -> None:
 
 
 # --- YAML aliases -----------------------------------------------------------------------------
-
-
-def test_yaml_aliases_that_multiply_are_refused_naming_the_limit() -> None:
-    text = alias_bomb(levels=9)  # under 1 KB standing for ten billion nodes
-    assert len(text) < 1024
-    with pytest.raises(OpenApiError) as info:
-        parse_openapi(text, source="laughs.yaml")
-    assert str(info.value).startswith(
-        f"laughs.yaml: the YAML document expands to more than {MAX_ALIAS_NODES:,} nodes "
-        "through aliases"
-    )
 
 
 def test_a_yaml_alias_inside_its_own_anchor_is_refused() -> None:

@@ -27,8 +27,6 @@ from tests.support.provider_cases import (
 from tests.support.sse_server import ReplayServer, Script
 from tests.support.wire import anthropic_error_body, anthropic_events, sse_event
 
-REQUEST = ANTHROPIC.request
-
 # -- streams -------------------------------------------------------------------------
 
 
@@ -144,13 +142,6 @@ async def test_request_tools_stream_eagerly() -> None:
             "eager_input_streaming": True,
         }
     ]
-
-
-async def test_request_strict_marks_every_tool() -> None:
-    request = ChatRequest(model="m", messages=REQUEST.messages, tools=[SEARCH_TOOL], strict=True)
-    body, _, _ = await sent(ANTHROPIC, request)
-    assert body["tools"][0]["strict"] is True
-    assert body["tools"][0]["eager_input_streaming"] is True
 
 
 async def test_request_converts_the_conversation() -> None:

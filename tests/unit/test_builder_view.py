@@ -3,10 +3,13 @@ source, every switch's state, texts and cost, the token totals, and the agent li
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from intent_ui.core.builder import CAPABILITY_OPTIONS, BuilderTool
+from intent_ui.core.locale import DEFAULT_LANGUAGE
 from intent_ui.core.tokens import ToolTokenCost
 from intent_ui.store.models import Agent
-from intent_ui.ui.builder_view import agent_rows, build_view
+from intent_ui.ui.builder_view import BuilderView, agent_rows, build_view
 
 ALL = frozenset(CAPABILITY_OPTIONS)
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}}
@@ -22,6 +25,25 @@ COSTS = {
 }
 SEARCH = mcp_row("search_code_mcp_github", "search_code")
 SLOW = mcp_row("slow_mcp_github", "slow")
+
+
+def search_view(
+    unavailable: Mapping[str, str] | None = None,
+    sandbox_unavailable: str | None = None,
+    lang: str = DEFAULT_LANGUAGE,
+) -> BuilderView:
+    """The view of `SEARCH` alone, with its costs, nothing set or picked, every
+    capability on."""
+    return build_view(
+        [SEARCH],
+        tool_options={},
+        picked=[],
+        capabilities=ALL,
+        costs=COSTS,
+        unavailable=unavailable,
+        sandbox_unavailable=sandbox_unavailable,
+        lang=lang,
+    )
 
 
 # --- tools by source --------------------------------------------------------------------------
@@ -112,7 +134,7 @@ def test_unavailable_server_gets_a_note() -> None:
 def test_every_switch_is_named_by_what_it_shows_then_what_it_does() -> None:
     # Speech users say the visible text ("Describe") to press a switch, so the accessible
     # name starts with it, cost included.
-    view = build_view([SEARCH], tool_options={}, picked=[], capabilities=ALL, costs=COSTS)
+    view = search_view()
     (source,) = view.sources
     row = source.tools[0]
     assert (row.intent.text, row.intent.label) == (
@@ -127,15 +149,7 @@ def test_every_switch_is_named_by_what_it_shows_then_what_it_does() -> None:
 
 
 def test_the_view_speaks_the_readers_language() -> None:
-    view = build_view(
-        [SEARCH],
-        tool_options={},
-        picked=[],
-        capabilities=ALL,
-        costs=COSTS,
-        unavailable={"jira": "timeout"},
-        lang="ja",
-    )
+    view = search_view(unavailable={"jira": "timeout"}, lang="ja")
     github = next(g for g in view.sources if g.key == "github")
     assert github.title == "MCP サーバー: github"
     assert github.tools[0].intent.label == "説明 +70 トークン：search_code の動作を表示"
@@ -188,18 +202,11 @@ def test_agent_rows_say_which_is_open_whose_it_is_and_what_it_uses() -> None:
 
 def test_where_the_sandbox_cannot_run_the_native_section_says_why() -> None:
     reason = "the sandbox is switched off in the configuration (sandbox: enabled: false)"
-    view = build_view(
-        [SEARCH],
-        tool_options={},
-        picked=[],
-        capabilities=ALL,
-        costs=COSTS,
-        sandbox_unavailable=reason,
-    )
+    view = search_view(sandbox_unavailable=reason)
     native = view.sources[0]
     assert (native.kind, native.tools) == ("native", [])
     assert native.note == f"bash_tool and run_tools_with_code are not offered: {reason}."
     assert next(s for s in view.sources if s.key == "github").note == ""
     # Where it runs, nothing is said.
-    view = build_view([SEARCH], tool_options={}, picked=[], capabilities=ALL, costs=COSTS)
+    view = search_view()
     assert [source.note for source in view.sources] == [""]

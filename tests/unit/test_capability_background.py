@@ -25,7 +25,7 @@ from intent_ui.core.capabilities.background import (
     strip_background_from_tool_registry,
     strip_run_in_background_arg,
 )
-from tests.unit._capability_helpers import property_names, third_party
+from tests.support.capability_helpers import property_names, third_party
 
 POLL = "check_background_task"
 

@@ -23,7 +23,7 @@ from intent_ui.core.capabilities import (
     apply_capabilities,
 )
 from intent_ui.core.capabilities.cache import CapabilityCache, frozen_definition
-from tests.unit._capability_helpers import (
+from tests.support.capability_helpers import (
     business_intent_tool,
     deep_freeze,
     native,

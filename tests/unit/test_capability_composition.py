@@ -44,7 +44,7 @@ from intent_ui.core.capabilities.programmatic import (
     code_bridge_definitions,
     strip_intent_for_code_bridge,
 )
-from tests.unit._capability_helpers import deep_freeze, native, property_names, third_party
+from tests.support.capability_helpers import deep_freeze, native, property_names, third_party
 
 EVERYTHING_ON = {
     "search_code": {

@@ -17,7 +17,7 @@ from intent_ui.core.capabilities.deferred import (
     promote_deferred_tools,
 )
 from intent_ui.core.capabilities.intent import apply_intent_labels, inject_intent_param
-from tests.unit._capability_helpers import native, property_names, third_party
+from tests.support.capability_helpers import native, property_names, third_party
 
 
 @pytest.mark.parametrize("name", ["tool_search", "check_background_task"])

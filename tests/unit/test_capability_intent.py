@@ -26,7 +26,7 @@ from intent_ui.core.capabilities.intent import (
 )
 from intent_ui.core.capabilities.intent_schema import INTENT_DESCRIPTION
 from intent_ui.core.capabilities.selection import canonical_tool_options
-from tests.unit._capability_helpers import (
+from tests.support.capability_helpers import (
     business_intent_tool,
     deep_freeze,
     native,

@@ -23,7 +23,7 @@ from intent_ui.core.capabilities.intent_schema import (
     without_intent,
 )
 from intent_ui.core.capabilities.strict import to_strict_tool
-from tests.unit._capability_helpers import business_intent_tool, native, snapshot, third_party
+from tests.support.capability_helpers import business_intent_tool, native, snapshot, third_party
 
 LABEL = {"type": "string", "description": INTENT_DESCRIPTION}
 

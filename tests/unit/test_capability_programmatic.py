@@ -19,7 +19,7 @@ from intent_ui.core.capabilities.programmatic import (
     strip_intent_for_code_bridge,
 )
 from intent_ui.core.capabilities.selection import canonical_tool_options
-from tests.unit._capability_helpers import (
+from tests.support.capability_helpers import (
     business_intent_tool,
     native,
     property_names,

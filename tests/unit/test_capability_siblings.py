@@ -18,7 +18,7 @@ import pytest
 
 from intent_ui.core.capabilities import background, deferred, intent, programmatic
 from intent_ui.core.capabilities._definitions import mirror_registry
-from tests.unit._capability_helpers import (
+from tests.support.capability_helpers import (
     business_intent_tool,
     deep_freeze,
     own_flag_tool,

@@ -14,7 +14,7 @@ from intent_ui.core.capabilities.intent import (
     with_intent,
 )
 from intent_ui.core.capabilities.strict import to_strict_parameters, to_strict_tool
-from tests.unit._capability_helpers import deep_freeze, snapshot, thaw, third_party
+from tests.support.capability_helpers import deep_freeze, snapshot, thaw, third_party
 
 
 def test_every_property_is_required_in_property_order() -> None:
@@ -180,6 +180,17 @@ def test_to_strict_tool() -> None:
     assert to_strict_tool(strict) is strict
 
 
-@pytest.mark.parametrize("bad", [{"type": "object", "properties": ["a"]}, "text"])
-def test_malformed_schemas_do_not_crash(bad: Any) -> None:
-    to_strict_parameters(bad)
+@pytest.mark.parametrize(
+    ("bad", "sent"),
+    [
+        # Properties that are not a mapping are no properties: a free-form object.
+        (
+            {"type": "object", "properties": ["a"]},
+            {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+        ),
+        # Not a schema at all: passed on as it came, for the provider to judge.
+        ("text", "text"),
+    ],
+)
+def test_malformed_schemas_are_sent_rather_than_refused(bad: Any, sent: Any) -> None:
+    assert to_strict_parameters(bad) == sent

@@ -18,7 +18,7 @@ from intent_ui.store import users as user_store
 from intent_ui.ui.chat_state import ChatState
 from intent_ui.ui.host import Host, get_host
 from tests.support.scripted_runtime import ScriptedRuntime
-from tests.support.sign_in import sign_in_as
+from tests.support.sign_in import chat_page, sign_in_as
 
 
 @pytest.fixture
@@ -34,12 +34,7 @@ def state(
             "workspace": tmp_path,
         }
     )
-    host = serve_host(config)
-
-    sign_in_as(monkeypatch, "bob")
-    chat = ChatState()
-    chat._load_pickers(host, "bob")
-    return chat
+    return chat_page(monkeypatch, serve_host(config), "bob")
 
 
 async def test_set_endpoint_accepts_only_configured_endpoints(state: ChatState) -> None:

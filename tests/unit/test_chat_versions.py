@@ -4,33 +4,21 @@ another version of a message of the open conversation only."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 import pytest
 from sqlalchemy import Engine
 
-from intent_ui.config import AppConfig
 from intent_ui.core.events import TextDelta, TurnDone
 from intent_ui.store import conversations as conv_store
 from intent_ui.ui.chat_state import ChatState, MessageRow, message_rows
 from intent_ui.ui.host import Host
-from tests.support.sign_in import sign_in_as
+from tests.support.sign_in import chat_page
 from tests.support.store import record_turn
 
 
 @pytest.fixture
-def host(serve_host: Callable[..., Host], tmp_path: Path) -> Host:
-    config = AppConfig.model_validate({"endpoints": [{"kind": "demo"}], "workspace": tmp_path})
-    return serve_host(config)
-
-
-@pytest.fixture
-def state(host: Host, monkeypatch: pytest.MonkeyPatch) -> ChatState:
-    sign_in_as(monkeypatch, "bob")
-    chat = ChatState()
-    chat._load_pickers(host, "bob")
-    return chat
+def state(demo_host: Host, monkeypatch: pytest.MonkeyPatch) -> ChatState:
+    """bob's chat page."""
+    return chat_page(monkeypatch, demo_host, "bob")
 
 
 def answered_twice(engine: Engine, owner: str) -> tuple[str, str, str]:
@@ -45,14 +33,14 @@ def answered_twice(engine: Engine, owner: str) -> tuple[str, str, str]:
     return chat, turns[0], turns[1]
 
 
-def test_each_row_knows_its_place_among_its_versions(host: Host, engine: Engine) -> None:
+def test_each_row_knows_its_place_among_its_versions(demo_host: Host, engine: Engine) -> None:
     chat, old, new = answered_twice(engine, "bob")
-    question, reply = message_rows(host, chat, "")
+    question, reply = message_rows(demo_host, chat, "")
     assert (question.version, question.versions) == (1, 1)
     assert (reply.id, reply.version, reply.versions) == (new, 2, 2)
     assert (reply.previous_version, reply.next_version) == (old, "")
     conv_store.choose_branch(engine, chat, old)
-    reply = message_rows(host, chat, "")[1]
+    reply = message_rows(demo_host, chat, "")[1]
     assert (reply.id, reply.version, reply.previous_version, reply.next_version) == (
         old,
         1,

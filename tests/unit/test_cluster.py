@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,9 +34,7 @@ from intent_ui.ui.host import close_host_at_shutdown, get_host
 from tests.support.cluster import (
     Worker,
     drop_keys,
-    fast_config,
     labels,
-    new_prefix,
     page_store,
     read_all,
     stored,
@@ -50,15 +48,8 @@ BURSTS = recorded_turn()
 
 
 @pytest.fixture
-def config(redis_url: str) -> Iterator[ClusterConfig]:
-    prefix = new_prefix()
-    yield fast_config(redis_url, prefix)
-    drop_keys(redis_url, prefix)
-
-
-@pytest.fixture
-async def pair(engine: Engine, config: ClusterConfig) -> AsyncIterator[list[Worker]]:
-    async with workers(engine, config, "worker-a", "worker-b") as made:
+async def pair(engine: Engine, cluster_config: ClusterConfig) -> AsyncIterator[list[Worker]]:
+    async with workers(engine, cluster_config, "worker-a", "worker-b") as made:
         yield made
 
 
@@ -77,15 +68,22 @@ async def play(worker: Worker, bursts: Iterable[Iterable[Make]]) -> None:
         await settle()
 
 
+async def followed(pair: list[Worker], chat_id: str, played: int) -> tuple[TurnSession, RemoteTurn]:
+    """A turn started on the first worker, `played` bursts in, as the second follows it."""
+    a, b = pair
+    session = await start(a, chat_id)
+    await play(a, BURSTS[:played])
+    remote = await b.live.running(chat_id)
+    assert isinstance(remote, RemoteTurn)
+    return session, remote
+
+
 async def test_a_turn_started_on_one_worker_is_followed_from_another(
     pair: list[Worker], engine: Engine, chat_id: str
 ) -> None:
     a, b = pair
-    session = await start(a, chat_id)
-    await play(a, BURSTS[:6])
     # A page served by B opens the conversation mid-turn.
-    remote = await b.live.running(chat_id)
-    assert isinstance(remote, RemoteTurn)
+    session, remote = await followed(pair, chat_id, 6)
     assert (remote.message_id, remote.conversation_id) == (session.message_id, chat_id)
     await until(lambda: remote.view.last_seq == session.view.last_seq)
     assert labels(remote.view) == labels(session.view)
@@ -107,11 +105,8 @@ async def test_a_turn_started_on_one_worker_is_followed_from_another(
 async def test_stop_on_another_worker_stops_the_turn_where_it_runs(
     pair: list[Worker], engine: Engine, chat_id: str
 ) -> None:
-    a, b = pair
-    session = await start(a, chat_id)
-    await play(a, BURSTS[:3])
-    remote = await b.live.running(chat_id)
-    assert remote is not None
+    a = pair[0]
+    session, remote = await followed(pair, chat_id, 3)
     remote.stop()
     await until(session.stop_requested.is_set)
     a.run().send([lambda seq: TurnDone(seq, "cancelled")])
@@ -150,11 +145,8 @@ async def test_the_same_worker_starts_the_next_turn_at_once(
 async def test_a_dead_workers_turn_is_ended_as_interrupted_by_its_follower(
     pair: list[Worker], engine: Engine, chat_id: str
 ) -> None:
-    a, b = pair
-    session = await start(a, chat_id)
-    await play(a, BURSTS[:8])
-    remote = await b.live.running(chat_id)
-    assert remote is not None
+    a = pair[0]
+    session, remote = await followed(pair, chat_id, 8)
     # The last events reach the stream but never A's log: A dies right after.
     session.log.abandon()
     await play(a, BURSTS[8:12])
@@ -173,16 +165,16 @@ async def test_a_dead_workers_turn_is_ended_as_interrupted_by_its_follower(
 
 
 async def test_a_start_in_the_conversation_ends_a_dead_workers_turn(
-    pair: list[Worker], engine: Engine, config: ClusterConfig, chat_id: str
+    pair: list[Worker], engine: Engine, cluster_config: ClusterConfig, chat_id: str
 ) -> None:
     a, b = pair
     session = await start(a, chat_id)
     await play(a, BURSTS[:4])
     await until(lambda: len(load_events(engine, session.message_id)) > 0)
     a.die(session)
-    probe = aioredis.Redis.from_url(config.url)
+    probe = aioredis.Redis.from_url(cluster_config.url)
     try:
-        lease = config.lease(chat_id)
+        lease = cluster_config.lease(chat_id)
         while await probe.exists(lease):
             await asyncio.sleep(0.05)
     finally:
@@ -194,7 +186,7 @@ async def test_a_start_in_the_conversation_ends_a_dead_workers_turn(
 
 
 async def test_a_stale_owners_writes_are_refused_and_its_turn_stops(
-    pair: list[Worker], engine: Engine, config: ClusterConfig, chat_id: str
+    pair: list[Worker], engine: Engine, cluster_config: ClusterConfig, chat_id: str
 ) -> None:
     a, _ = pair
     session = await start(a, chat_id)
@@ -205,7 +197,7 @@ async def test_a_stale_owners_writes_are_refused_and_its_turn_stops(
     ended_at = session.view.last_seq + 10
     end = TurnDone(ended_at, "interrupted")
     await a.cluster.redis.xadd(
-        config.stream(session.message_id),
+        cluster_config.stream(session.message_id),
         entry_fields(end, session.view.last_seq),
         id=entry_id(ended_at),
     )
@@ -216,16 +208,16 @@ async def test_a_stale_owners_writes_are_refused_and_its_turn_stops(
     written = load_events(engine, session.message_id)
     await play(a, [*BURSTS[6:8], [lambda seq: TurnDone(seq, "cancelled")]])
     await session.wait()
-    entries = await a.cluster.redis.xrange(config.stream(session.message_id))
+    entries = await a.cluster.redis.xrange(cluster_config.stream(session.message_id))
     assert entries[-1][0] == entry_id(ended_at)
     assert load_events(engine, session.message_id) == written
 
 
 async def test_a_trimmed_stream_is_followed_from_the_log(
-    engine: Engine, config: ClusterConfig, chat_id: str
+    engine: Engine, cluster_config: ClusterConfig, chat_id: str
 ) -> None:
     # A's log lags: fragments wait for a flush that comes only with a state change.
-    async with workers(engine, config, "worker-a", "worker-b", flush_interval=30) as pair:
+    async with workers(engine, cluster_config, "worker-a", "worker-b", flush_interval=30) as pair:
         a, b = pair
         session = await start(a, chat_id)
         await play(a, BURSTS[:10])
@@ -241,7 +233,9 @@ async def test_a_trimmed_stream_is_followed_from_the_log(
         await play(a, [[lambda seq: TextDelta(seq, "and on ")]])
         await until(lambda: not (owned.publisher.pending or owned.publisher.in_flight))
         assert stored(engine, session.message_id).last_seq < session.view.last_seq - 1
-        await a.cluster.redis.xtrim(config.stream(session.message_id), maxlen=1, approximate=False)
+        await a.cluster.redis.xtrim(
+            cluster_config.stream(session.message_id), maxlen=1, approximate=False
+        )
         remote = await b.live.running(chat_id)
         assert isinstance(remote, RemoteTurn)
         on_b = asyncio.create_task(read_all(remote.subscribe("en")))
@@ -258,11 +252,8 @@ async def test_a_trimmed_stream_is_followed_from_the_log(
 async def test_entries_lost_mid_turn_are_noticed_and_the_follower_goes_on_from_the_log(
     pair: list[Worker], chat_id: str
 ) -> None:
-    a, b = pair
-    session = await start(a, chat_id)
-    await play(a, BURSTS[:6])
-    remote = await b.live.running(chat_id)
-    assert isinstance(remote, RemoteTurn)
+    a = pair[0]
+    session, remote = await followed(pair, chat_id, 6)
     await until(lambda: remote.view.last_seq == session.view.last_seq)
     on_b = asyncio.create_task(read_all(remote.subscribe("en")))
     on_a = asyncio.create_task(read_all(session.subscribe("en")))

@@ -19,7 +19,6 @@ from intent_ui.store.models import LOCAL_USER_ID
 from tests.support import servers
 from tests.support.cluster import (
     Worker,
-    drop_keys,
     fast_config,
     labels,
     new_prefix,
@@ -58,13 +57,6 @@ def private_redis() -> Iterator[servers.PrivateServer]:
         yield server
 
 
-@pytest.fixture
-def config(redis_url: str) -> Iterator[ClusterConfig]:
-    prefix = new_prefix()
-    yield fast_config(redis_url, prefix)
-    drop_keys(redis_url, prefix)
-
-
 async def start(worker: Worker, engine: Engine) -> TurnSession:
     chat = conv.create_conversation(engine, owner=LOCAL_USER_ID, endpoint="demo", model="demo")
     return await worker.sessions.start(TurnRequest(chat.id, "find oauth", "demo", "demo"))
@@ -78,9 +70,9 @@ async def play(worker: Worker, bursts: Iterable[Iterable[Make]]) -> None:
 
 
 async def test_postgresql_restarted_mid_turn_loses_nothing_and_the_live_view_goes_on(
-    postgres_engine: Engine, config: ClusterConfig, private_postgres: servers.PrivateServer
+    postgres_engine: Engine, cluster_config: ClusterConfig, private_postgres: servers.PrivateServer
 ) -> None:
-    async with workers(postgres_engine, config, "worker-a", "worker-b") as (a, b):
+    async with workers(postgres_engine, cluster_config, "worker-a", "worker-b") as (a, b):
         session = await start(a, postgres_engine)
         await play(a, BURSTS[:4])
         remote = await b.live.running(session.conversation_id)

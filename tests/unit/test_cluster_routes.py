@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable
 
 import httpx
 import pytest
@@ -24,9 +24,6 @@ from intent_ui.ui.turn_routes import TurnRoutes
 from tests.support.cluster import (
     APP_CONFIG,
     Worker,
-    drop_keys,
-    fast_config,
-    new_prefix,
     until,
     workers,
 )
@@ -35,24 +32,17 @@ from tests.support.wire import decode_sse
 
 
 @pytest.fixture
-def config(redis_url: str) -> Iterator[ClusterConfig]:
-    prefix = new_prefix()
-    yield fast_config(redis_url, prefix)
-    drop_keys(redis_url, prefix)
-
-
-@pytest.fixture
-async def worker_a(engine: Engine, config: ClusterConfig) -> AsyncIterator[Worker]:
-    async with workers(engine, config, "worker-a") as made:
+async def worker_a(engine: Engine, cluster_config: ClusterConfig) -> AsyncIterator[Worker]:
+    async with workers(engine, cluster_config, "worker-a") as made:
         yield made[0]
 
 
 @pytest.fixture
 async def host_b(
-    engine: Engine, config: ClusterConfig, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, cluster_config: ClusterConfig, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Host]:
     """The host of the worker serving the page: a cluster of its own on the same Redis."""
-    cluster = Cluster(config, engine, worker_id="worker-b")
+    cluster = Cluster(cluster_config, engine, worker_id="worker-b")
     host = Host(config=APP_CONFIG, engine=engine, runtime=ScriptedRuntime(), cluster=cluster)  # type: ignore[arg-type]
     await cluster.start(host.sessions, sweep=False)
     monkeypatch.setattr(host_module, "_host", host)

@@ -7,7 +7,7 @@ import pytest
 from intent_ui.core.header import group_header, tool_name_summary
 from intent_ui.core.labels import card_label
 from intent_ui.core.sanitize import sanitize_label
-from tests.unit._label_helpers import MCP, OAUTH, SEARCHED, call
+from tests.support.label_helpers import MCP, OAUTH, SEARCHED, call
 
 
 def test_no_intent_anywhere_keeps_todays_header_exactly() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from intent_ui.core.labels import card_is_in_flight, card_label, default_label
 from intent_ui.core.states import CALL_STATES, FINAL_STATES, IN_FLIGHT_STATES
-from tests.unit._label_helpers import MCP, OAUTH, SEARCHED, call
+from tests.support.label_helpers import MCP, OAUTH, SEARCHED, call
 
 # --- default labels ---------------------------------------------------------------------
 

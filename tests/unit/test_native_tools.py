@@ -480,24 +480,19 @@ async def test_web_search_no_results(searx: tuple[str, type[_SearxHandler]]) -> 
     assert result.outcome == "No results for zzz"
 
 
-async def test_web_search_http_error_is_an_error_result(
-    searx: tuple[str, type[_SearxHandler]],
+@pytest.mark.parametrize(
+    ("status", "says"),
+    [(500, "answered HTTP 500"), (403, "enable the json format")],
+    ids=["http-error", "json-disabled-explains-the-fix"],
+)
+async def test_web_search_error_answer_is_an_error_result(
+    searx: tuple[str, type[_SearxHandler]], status: int, says: str
 ) -> None:
     url, handler = searx
-    handler.status = 500
+    handler.status = status
     result = await WebSearchTool(url).call({"query": "x"})
     assert result.is_error
-    assert "answered HTTP 500" in result.output
-
-
-async def test_web_search_json_disabled_explains_the_fix(
-    searx: tuple[str, type[_SearxHandler]],
-) -> None:
-    url, handler = searx
-    handler.status = 403
-    result = await WebSearchTool(url).call({"query": "x"})
-    assert result.is_error
-    assert "enable the json format" in result.output
+    assert says in result.output
 
 
 async def test_web_search_unreachable_service_is_an_error_result() -> None:

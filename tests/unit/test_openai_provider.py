@@ -25,8 +25,6 @@ from tests.support.provider_cases import (
 from tests.support.sse_server import ReplayServer, Script
 from tests.support.wire import openai_chunks
 
-REQUEST = OPENAI.request
-
 # -- streams -------------------------------------------------------------------------
 
 
@@ -84,17 +82,6 @@ async def test_request_tools_are_functions_without_strict_by_default() -> None:
             },
         }
     ]
-
-
-async def test_request_strict_marks_every_function() -> None:
-    request = ChatRequest(
-        model="m",
-        messages=REQUEST.messages,
-        tools=[SEARCH_TOOL, {**SEARCH_TOOL, "name": "b"}],
-        strict=True,
-    )
-    body, _, _ = await sent(OPENAI, request)
-    assert [tool["function"]["strict"] for tool in body["tools"]] == [True, True]
 
 
 async def test_request_converts_the_conversation() -> None:

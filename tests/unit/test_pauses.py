@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -36,27 +36,24 @@ from intent_ui.store import conversations as conv_store
 from intent_ui.store.approvals import conversation_approvals
 from intent_ui.store.models import LOCAL_USER_ID
 from intent_ui.store.turns import EventLog, load_events, mark_interrupted
-from tests.support.run_loop import GUARD, FakeTool, ScriptedProvider, call, end, make_run, of
+from tests.support.run_loop import (
+    DELETE,
+    GUARD,
+    FakeTool,
+    OnEvent,
+    ScriptedProvider,
+    call,
+    collect,
+    delete_tool,
+    end,
+    make_run,
+    of,
+    tool_message,
+)
 from tests.support.scripted_runtime import ScriptedRuntime, restamped, settle
 from tests.support.turn_scripts import Script
 
-DELETE = {"intent": "Deleting the staging migrations", "path": "migrations/staging"}
 ASKS_FIRST = {"*": {"describe_intent": True}, "delete_file": {"require_approval": True}}
-
-OnEvent = Callable[[TurnEvent, TurnRun], None]
-
-
-async def drive(run: TurnRun, on_event: OnEvent) -> list[TurnEvent]:
-    """The turn's events; `on_event` sees each as it arrives (and may decide or answer)."""
-
-    async def read() -> list[TurnEvent]:
-        events = []
-        async for event in run:
-            events.append(event)
-            on_event(event, run)
-        return events
-
-    return await asyncio.wait_for(read(), GUARD)
 
 
 def deciding(*decisions: Decision) -> OnEvent:
@@ -70,19 +67,9 @@ def deciding(*decisions: Decision) -> OnEvent:
     return on_event
 
 
-def delete_tool() -> FakeTool:
-    return FakeTool("delete_file", properties={"path": {"type": "string"}})
-
-
 def rounds(*calls: Sequence[Any]) -> ScriptedProvider:
     """One provider response per call list, then a short reply."""
     return ScriptedProvider(*([*c, end()] for c in calls))
-
-
-def tool_message(provider: ScriptedProvider, request: int, call_id: str) -> dict[str, Any]:
-    messages = provider.requests[request].messages
-    (found,) = [m for m in messages if m.get("role") == "tool" and m["tool_call_id"] == call_id]
-    return dict(found)
 
 
 async def test_a_call_that_asks_first_waits_and_the_request_carries_its_intent() -> None:
@@ -102,7 +89,7 @@ async def test_a_call_that_asks_first_waits_and_the_request_carries_its_intent()
         view.apply(event)
         on_event(event, r)
 
-    events = await drive(run, both)
+    events = await collect(run, both)
     assert seen == [(0, "Deleting the staging migrations")]  # nothing ran before the decision
     (request,) = of(events, ApprovalRequested)
     assert (request.tool_id, request.agent_scope) == ("delete_file", False)
@@ -120,14 +107,14 @@ async def test_other_tools_run_without_asking() -> None:
 
 
 async def collect_plain(run: TurnRun) -> list[TurnEvent]:
-    return await drive(run, lambda event, run: None)
+    return await collect(run, lambda event, run: None)
 
 
 async def test_deny_sends_the_reason_to_the_model_and_runs_nothing() -> None:
     tool = delete_tool()
     provider = rounds(call("c1", "delete_file", DELETE))
     run = make_run(provider, [tool], tool_options=ASKS_FIRST)
-    events = await drive(run, deciding(decision_from("deny", "not the staging ones")))
+    events = await collect(run, deciding(decision_from("deny", "not the staging ones")))
     assert tool.seen == []
     (settled,) = of(events, CallSettled)
     assert settled.state == "cancelled"
@@ -143,7 +130,7 @@ async def test_an_edited_call_runs_with_the_new_arguments_and_its_new_intent() -
     edited = {"intent": "Deleting only the old migrations", "path": "migrations/old"}
     provider = rounds(call("c1", "delete_file", DELETE))
     run = make_run(provider, [tool], tool_options=ASKS_FIRST)
-    events = await drive(run, deciding(decision_from("once", arguments=json.dumps(edited))))
+    events = await collect(run, deciding(decision_from("once", arguments=json.dumps(edited))))
     assert tool.seen == [{"path": "migrations/old"}]
     # The rewritten intent is the label, live and replayed from the log.
     replayed = TurnView.replay(events).call("c1")
@@ -165,7 +152,7 @@ async def test_edited_arguments_that_are_not_one_object_are_refused_and_the_call
             answers.append(run.pauses.decide(event.call_id, decision_from("once")).ok)
 
     run = make_run(rounds(call("c1", "delete_file", DELETE)), [tool], tool_options=ASKS_FIRST)
-    await drive(run, on_event)
+    await collect(run, on_event)
     assert answers == [False, True] and tool.seen == [{"path": "migrations/staging"}]
 
 
@@ -183,7 +170,7 @@ async def test_always_skips_later_approvals_of_the_tool(scope: str) -> None:
         call("c2", "delete_file", {**DELETE, "path": "b"}),
     )
     run = make_run(provider, [tool], tool_options=ASKS_FIRST, pauses=Pauses(policy))
-    events = await drive(run, deciding(decision_from(scope)))
+    events = await collect(run, deciding(decision_from(scope)))
     assert [e.call_id for e in of(events, ApprovalRequested)] == ["c1"]
     assert [e.scope for e in of(events, ApprovalDecided)] == [scope]
     assert len(tool.seen) == 2
@@ -204,7 +191,7 @@ async def test_always_covers_the_calls_of_the_tool_waiting_beside_it() -> None:
             decided.append(event.call_id)
 
     run = make_run(provider, [tool], tool_options=ASKS_FIRST)
-    await drive(run, on_event)
+    await collect(run, on_event)
     assert sorted(decided) == ["c1", "c2"] and len(tool.seen) == 2
 
 
@@ -219,7 +206,7 @@ async def test_the_agent_scope_is_refused_where_the_agent_cannot_remember() -> N
     run = make_run(
         rounds(call("c1", "delete_file", DELETE)), [delete_tool()], tool_options=ASKS_FIRST
     )
-    await drive(run, on_event)
+    await collect(run, on_event)
     assert verdicts == [False, True]
 
 
@@ -234,7 +221,7 @@ async def test_the_first_answer_wins() -> None:
 
     tool = delete_tool()
     run = make_run(rounds(call("c1", "delete_file", DELETE)), [tool], tool_options=ASKS_FIRST)
-    events = await drive(run, on_event)
+    events = await collect(run, on_event)
     assert [v.ok for v in verdicts] == [True, False] and verdicts[1].stale
     assert len(of(events, ApprovalDecided)) == 1 and tool.seen == []
 
@@ -253,7 +240,7 @@ async def test_waiting_does_not_count_against_the_tool_timeout() -> None:
         tool_options=ASKS_FIRST,
         tool_timeout=0.05,
     )
-    driving = asyncio.create_task(drive(run, on_event))
+    driving = asyncio.create_task(collect(run, on_event))
     await asyncio.wait_for(requested.wait(), GUARD)
     await asyncio.sleep(0.2)  # four times the tool's timeout, spent waiting for the user
     assert run.pauses.decide("c1", decision_from("once")).ok
@@ -270,7 +257,7 @@ async def test_stopping_the_turn_while_it_waits_cancels_the_call() -> None:
             run.stop()
 
     run = make_run(rounds(call("c1", "delete_file", DELETE)), [tool], tool_options=ASKS_FIRST)
-    events = await drive(run, on_event)
+    events = await collect(run, on_event)
     assert of(events, CallSettled)[0].state == "cancelled" and tool.seen == []
     assert of(events, TurnDone)[0].stop_reason == "cancelled"
     view = TurnView.replay(events)
@@ -291,7 +278,7 @@ async def test_a_question_waits_for_the_answer_which_the_model_reads() -> None:
             assert (event.question, event.choices) == ("Which?", ["A", "B"])
             assert run.pauses.answer(event.call_id, "  B  ").ok
 
-    events = await drive(make_run(provider, [ask]), on_event)
+    events = await collect(make_run(provider, [ask]), on_event)
     assert ask.seen == []  # the body never runs: the pause answers the call
     assert [e.answer for e in of(events, QuestionAnswered)] == ["B"]
     assert tool_message(provider, 1, "q1")["content"] == "B"
@@ -306,7 +293,7 @@ async def test_an_empty_answer_tells_the_model_so() -> None:
         if isinstance(event, QuestionAsked):
             run.pauses.answer(event.call_id, "")
 
-    await drive(make_run(provider, [ask]), on_event)
+    await collect(make_run(provider, [ask]), on_event)
     assert tool_message(provider, 1, "q1")["content"] == NO_ANSWER
 
 
@@ -338,7 +325,7 @@ async def test_always_in_a_conversation_is_read_back_from_its_log(engine: Engine
         tool_options=ASKS_FIRST,
         pauses=Pauses(policy),
     )
-    events = await drive(run, deciding(decision_from("conversation")))
+    events = await collect(run, deciding(decision_from("conversation")))
     stored_turn(engine, str(chat.id), events)
     assert conversation_approvals(engine, str(chat.id)) == {"delete_file"}
     # The next turn of the conversation does not ask again; another conversation does.

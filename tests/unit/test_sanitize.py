@@ -7,7 +7,7 @@ import pytest
 from intent_ui.core.sanitize import DisplayText, has_label_text, sanitize_label
 from intent_ui.core.text import GRAPHEME_MAX_CHARS
 from tests.support.graphemes import CLUSTERS, FAMILY, FLAG, KSHI
-from tests.unit._label_helpers import OAUTH
+from tests.support.label_helpers import OAUTH
 
 
 def test_plain_text_passes_through() -> None:

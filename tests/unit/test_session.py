@@ -47,11 +47,17 @@ def _sessions(engine: Engine, runtime: Any) -> TurnSessions:
     )
 
 
+async def _started(engine: Engine, chat_id: str) -> tuple[ScriptedRuntime, TurnSession]:
+    """A turn ("hi") started on a scripted runtime, which holds its run."""
+    runtime = ScriptedRuntime()
+    session = await _sessions(engine, runtime).start(TurnRequest(chat_id, "hi", "demo", "demo"))
+    return runtime, session
+
+
 async def test_every_seq_comes_from_the_session_and_times_are_stamped(
     engine: Engine, chat_id: str
 ) -> None:
-    runtime = ScriptedRuntime()
-    session = await _sessions(engine, runtime).start(TurnRequest(chat_id, "hi", "demo", "demo"))
+    runtime, session = await _started(engine, chat_id)
     run = runtime.runs[0]
     assert runtime.calls[0]["seq"] is session.seq
     run.emit(CallStarted, "c1", "search_code", 0, label_bearing=True)
@@ -84,8 +90,7 @@ async def test_a_crashed_run_still_ends_the_turn_for_every_view(
 
 
 async def test_a_run_that_stops_without_an_end_is_ended(engine: Engine, chat_id: str) -> None:
-    runtime = ScriptedRuntime()
-    session = await _sessions(engine, runtime).start(TurnRequest(chat_id, "hi", "demo", "demo"))
+    runtime, session = await _started(engine, chat_id)
     runtime.runs[0].close()
     await session.wait()
     assert session.view.done and session.view.stop_reason == "error"
@@ -94,8 +99,7 @@ async def test_a_run_that_stops_without_an_end_is_ended(engine: Engine, chat_id:
 async def test_a_background_call_left_at_the_end_is_cancelled_not_left_in_flight(
     engine: Engine, chat_id: str
 ) -> None:
-    runtime = ScriptedRuntime()
-    session = await _sessions(engine, runtime).start(TurnRequest(chat_id, "hi", "demo", "demo"))
+    runtime, session = await _started(engine, chat_id)
     run = runtime.runs[0]
     run.emit(CallStarted, "bg", "run_tests", 0, label_bearing=True)
     run.emit(ArgsComplete, "bg", '{"intent": "Running the test suite"}')

@@ -3,36 +3,22 @@ the shared page shows the conversation while the link lives and nothing once it 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 import pytest
 from sqlalchemy import Engine
 
-from intent_ui.config import AppConfig
 from intent_ui.store import conversations as conv_store
 from intent_ui.store import shares as share_store
 from intent_ui.ui.chat_state import ChatState
 from intent_ui.ui.host import Host
 from intent_ui.ui.shared_state import SharedState
 from intent_ui.ui.stream_tokens import ShareGrant, read_stream_token
-from tests.support.sign_in import sign_in_as
+from tests.support.sign_in import chat_page
 
 
 @pytest.fixture
-def host(serve_host: Callable[..., Host], tmp_path: Path) -> Host:
-    config = AppConfig.model_validate({"endpoints": [{"kind": "demo"}], "workspace": tmp_path})
-    return serve_host(config)
-
-
-@pytest.fixture
-def chat(host: Host, monkeypatch: pytest.MonkeyPatch) -> ChatState:
+def chat(demo_host: Host, monkeypatch: pytest.MonkeyPatch) -> ChatState:
     """bob's chat page."""
-
-    sign_in_as(monkeypatch, "bob")
-    state = ChatState()
-    state._load_pickers(host, "bob")
-    return state
+    return chat_page(monkeypatch, demo_host, "bob")
 
 
 def _conversation(engine: Engine, owner: str, text: str) -> str:
@@ -42,7 +28,7 @@ def _conversation(engine: Engine, owner: str, text: str) -> str:
 
 
 async def test_the_owner_shares_the_open_conversation_and_revokes_it(
-    chat: ChatState, host: Host, engine: Engine
+    chat: ChatState, demo_host: Host, engine: Engine
 ) -> None:
     chat_id = _conversation(engine, "bob", "Plan the key rotation")
     await ChatState.select_chat.fn(chat, chat_id)
@@ -58,7 +44,7 @@ async def test_the_owner_shares_the_open_conversation_and_revokes_it(
 
 
 async def test_opening_a_conversation_shows_its_live_link_and_leaving_forgets_it(
-    chat: ChatState, host: Host, engine: Engine
+    chat: ChatState, demo_host: Host, engine: Engine
 ) -> None:
     shared = _conversation(engine, "bob", "shared one")
     private = _conversation(engine, "bob", "private one")
@@ -90,29 +76,29 @@ async def test_another_users_conversation_cannot_be_shared_from_the_chat(
 
 
 async def test_the_shared_page_lists_the_conversation_with_a_share_token(
-    host: Host, engine: Engine
+    demo_host: Host, engine: Engine
 ) -> None:
     chat_id = _conversation(engine, "bob", "Plan the key rotation")
     link = share_store.create_share(engine, chat_id, owner="bob")
     assert link is not None
     page = SharedState()
-    assert await page._show(host, link)
+    assert await page._show(demo_host, link)
     assert page.status == "shared"
     assert [(m.role, m.text) for m in page.messages] == [("user", "Plan the key rotation")]
     assert page.live_id == ""
-    assert read_stream_token(host.config.auth, page.stream_token) == ShareGrant(link)
+    assert read_stream_token(demo_host.config.auth, page.stream_token) == ShareGrant(link)
 
 
-async def test_a_revoked_or_unknown_link_shows_nothing(host: Host, engine: Engine) -> None:
+async def test_a_revoked_or_unknown_link_shows_nothing(demo_host: Host, engine: Engine) -> None:
     chat_id = _conversation(engine, "bob", "Plan the key rotation")
     link = share_store.create_share(engine, chat_id, owner="bob")
     assert link is not None
     page = SharedState()
-    assert not await page._show(host, "no-such-link")
+    assert not await page._show(demo_host, "no-such-link")
     assert (page.status, page.messages, page.stream_token) == ("revoked", [], "")
-    assert await page._show(host, link)
+    assert await page._show(demo_host, link)
     share_store.revoke_share(engine, chat_id, owner="bob")
     # The page's next request is refused; asking for a new token finds the link revoked.
     await SharedState.renew_stream_token.fn(page)
     assert (page.status, page.messages, page.stream_token, page.link) == ("revoked", [], "", "")
-    assert not await page._show(host, link)
+    assert not await page._show(demo_host, link)

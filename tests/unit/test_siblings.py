@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from intent_ui.core.siblings import Sibling, sibling_suffixes
-from tests.unit._label_helpers import MCP, OAUTH
+from tests.support.label_helpers import MCP, OAUTH
 
 SAME = "Searching the codebase"
 

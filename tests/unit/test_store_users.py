@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 from alembic import command
@@ -189,42 +190,73 @@ def test_downgrade_keeps_the_local_users_rows_and_upgrades_again(
         dispose_engines()
 
 
-def test_a_user_starts_at_the_full_density_and_keeps_the_one_chosen(engine: Engine) -> None:
+@dataclass(frozen=True)
+class Preference:
+    """A display setting each user keeps: how the store reads and writes it, its default,
+    a value to choose, another to start from, one it refuses and the choices it names."""
+
+    name: str
+    get: Callable[[Engine, str], str]
+    set: Callable[[Engine, str, str], bool]
+    default: str
+    chosen: str
+    other: str
+    refused: str
+    choices: str
+
+
+PREFERENCES = (
+    Preference(
+        "density",
+        users.user_density,
+        users.set_density,
+        default="full",
+        chosen="header",
+        other="intents",
+        refused="tiny",
+        choices="full, intents, header",
+    ),
+    Preference(
+        "theme",
+        users.user_theme,
+        users.set_theme,
+        default="system",
+        chosen="dark",
+        other="light",
+        refused="sepia",
+        choices="light, dark, system",
+    ),
+)
+
+
+@pytest.fixture(params=PREFERENCES, ids=lambda preference: preference.name)
+def preference(request: pytest.FixtureRequest) -> Preference:
+    return request.param
+
+
+def test_a_user_starts_at_the_default_and_keeps_the_one_chosen(
+    engine: Engine, preference: Preference
+) -> None:
     alice = users.ensure_user(engine, "alice")
-    assert users.user_density(engine, alice.id) == "full"
-    assert users.set_density(engine, alice.id, "header")
-    assert users.user_density(engine, alice.id) == "header"
-    assert users.user_density(engine, LOCAL_USER_ID) == "full"  # per user
+    assert preference.get(engine, alice.id) == preference.default
+    assert preference.set(engine, alice.id, preference.chosen)
+    assert preference.get(engine, alice.id) == preference.chosen
+    assert preference.get(engine, LOCAL_USER_ID) == preference.default  # per user
+    (other,) = (p for p in PREFERENCES if p is not preference)
+    assert other.get(engine, alice.id) == other.default  # each setting is its own
 
 
-def test_an_unknown_density_is_refused_and_nothing_changes(engine: Engine) -> None:
-    users.set_density(engine, LOCAL_USER_ID, "intents")
-    with pytest.raises(ValueError, match="use one of full, intents, header"):
-        users.set_density(engine, LOCAL_USER_ID, "tiny")
-    assert users.user_density(engine, LOCAL_USER_ID) == "intents"
+def test_an_unknown_value_is_refused_and_nothing_changes(
+    engine: Engine, preference: Preference
+) -> None:
+    preference.set(engine, LOCAL_USER_ID, preference.other)
+    with pytest.raises(ValueError, match=f"use one of {preference.choices}"):
+        preference.set(engine, LOCAL_USER_ID, preference.refused)
+    assert preference.get(engine, LOCAL_USER_ID) == preference.other
 
 
-def test_the_density_of_an_unknown_user_is_the_default(engine: Engine) -> None:
-    assert not users.set_density(engine, "nobody", "header")
-    assert users.user_density(engine, "nobody") == "full"
-
-
-def test_a_user_starts_on_the_system_theme_and_keeps_the_one_chosen(engine: Engine) -> None:
-    alice = users.ensure_user(engine, "alice")
-    assert users.user_theme(engine, alice.id) == "system"
-    assert users.set_theme(engine, alice.id, "dark")
-    assert users.user_theme(engine, alice.id) == "dark"
-    assert users.user_theme(engine, LOCAL_USER_ID) == "system"  # per user
-    assert users.user_density(engine, alice.id) == "full"  # the density is its own
-
-
-def test_an_unknown_theme_is_refused_and_nothing_changes(engine: Engine) -> None:
-    users.set_theme(engine, LOCAL_USER_ID, "light")
-    with pytest.raises(ValueError, match="use one of light, dark, system"):
-        users.set_theme(engine, LOCAL_USER_ID, "sepia")
-    assert users.user_theme(engine, LOCAL_USER_ID) == "light"
-
-
-def test_the_theme_of_an_unknown_user_is_the_default(engine: Engine) -> None:
-    assert not users.set_theme(engine, "nobody", "dark")
-    assert users.user_theme(engine, "nobody") == "system"
+def test_the_setting_of_an_unknown_user_is_the_default(
+    engine: Engine, preference: Preference
+) -> None:
+    assert not preference.set(engine, "nobody", preference.chosen)
+    assert preference.get(engine, "nobody") == preference.default

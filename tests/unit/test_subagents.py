@@ -33,19 +33,26 @@ from intent_ui.core.events import (
 from intent_ui.core.patches import TurnPatcher, apply_ops
 from intent_ui.core.pause_cards import approval_entry
 from intent_ui.core.turn import ToolGroup, TurnView
+from tests.support.capability_helpers import (
+    business_intent_tool,
+    native,
+    property_names,
+    third_party,
+)
 from tests.support.run_loop import (
-    GUARD,
+    DELETE,
     PDF_DEFERRED,
     FakeTool,
     Gate,
     ScriptedProvider,
     call,
+    collect,
+    delete_tool,
     end,
     make_run,
     of,
+    tool_message,
 )
-from tests.unit._capability_helpers import business_intent_tool, native, property_names, third_party
-from tests.unit.test_pauses import DELETE, delete_tool, drive, tool_message
 
 DELEGATE = {"intent": "Delegating the OAuth audit", "task": "audit the callback router"}
 AUDITOR_OPTIONS = {"*": {"describe_intent": True}, "delete_file": {"require_approval": True}}
@@ -95,7 +102,7 @@ async def test_a_self_spawned_child_runs_inside_the_call_and_inherits_no_labels(
     )
     children = Children(child_provider, [grep])
     run, provider = parent_run(children, DELEGATE, tool_options={"*": {"describe_intent": True}})
-    events = await drive(run, lambda event, run: None)
+    events = await collect(run)
 
     assert children.started == [(None, "audit the callback router")]
     # The inherited definitions carry neither the label nor the background flag.
@@ -144,7 +151,7 @@ async def test_a_named_childs_approval_waits_in_the_parent_turn_under_its_name()
             assert tool.seen == []  # nothing ran before the decision
             assert run.pauses.decide(event.call_id, decision_from("once")).ok
 
-    await drive(run, on_event)
+    await collect(run, on_event)
     assert children.started == [("Auditor", "audit the callback router")]
     assert prompts == ["Auditor: Approve: Deleting the staging migrations"]
     assert waiting == [("s1~c1",)]
@@ -159,7 +166,7 @@ async def test_an_unknown_agent_name_is_an_error_naming_the_saved_agents() -> No
     run, _ = parent_run(
         children, {**DELEGATE, "agent": "Nobody"}, [ChildAgent("Auditor", None, None)]
     )
-    events = await drive(run, lambda event, run: None)
+    events = await collect(run)
     assert children.started == []
     (settled,) = [e for e in of(events, CallSettled) if e.call_id == "s1"]
     assert settled.state == "error"
@@ -181,7 +188,7 @@ async def test_stopping_the_turn_cancels_the_childs_calls() -> None:
         if isinstance(event, CallStarted) and event.parent is not None:
             asyncio.get_running_loop().call_later(0.05, run.stop)
 
-    events = await drive(run, on_event)
+    events = await collect(run, on_event)
     states = {e.call_id: e.state for e in of(events, CallSettled)}
     assert states == {"s1~c1": "cancelled", "s1": "cancelled"}
 
@@ -192,7 +199,7 @@ async def test_the_subagent_call_is_not_bounded_by_the_tool_timeout() -> None:
     run, _ = parent_run(Children(child_provider, [FakeTool("grep_search")]), DELEGATE)
     run._tool_timeout = 0.05  # the child waits longer than this before its first call
     asyncio.get_running_loop().call_later(0.2, gate.set)
-    events = await asyncio.wait_for(drive(run, lambda event, run: None), GUARD)
+    events = await collect(run)
     (settled,) = [e for e in of(events, CallSettled) if e.call_id == "s1"]
     assert settled.state == "settled"
 
@@ -256,7 +263,7 @@ async def test_the_demo_delegates_to_a_copy_of_itself_over_the_workspace(tmp_pat
     )
     async with AgentRuntime(config) as runtime:
         run = runtime.start_turn(user_message="delegate the audit of the callback router")
-        events = await drive(run, lambda event, run: None)
+        events = await collect(run)
     view = TurnView.replay(events)
     (parent,) = [record for record in view.calls() if record.parent is None]
     assert (parent.tool, view.card_label(parent.call_id)) == (
@@ -301,7 +308,7 @@ async def test_a_self_spawned_child_cannot_rediscover_a_label_through_tool_searc
     )
     children = Children(child_provider, [FakeTool("grep_search"), pdf], tool_options=PDF_DEFERRED)
     run, _ = parent_run(children, DELEGATE, tool_options=PDF_DEFERRED)
-    events = await drive(run, lambda event, run: None)
+    events = await collect(run)
     first, second = ({t["name"]: t for t in child_provider.requests[i].tools} for i in (0, 1))
     assert "convert_pdf" not in first
     assert "intent" not in second["convert_pdf"]["parameters"]["properties"]

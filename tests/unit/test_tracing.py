@@ -151,6 +151,29 @@ def make_workspace(folder: Path) -> None:
     (folder / "src" / "mcp_client.py").write_text("# MCP wiring\nMCP_SERVERS = {}\n")
 
 
+async def web_app_turn(
+    engine: Engine,
+    tracing_for: Callable[[AppConfig], Tracing],
+    workspace: Path,
+    **endpoint: Any,
+) -> tuple[str, TurnSession]:
+    """One turn of the demo model (`endpoint` its further settings) on the web app's
+    runtime and sessions over files from `make_workspace`, its trace flushed; returns the
+    conversation's id and the turn's session."""
+    make_workspace(workspace)
+    config = AppConfig.model_validate(
+        {"endpoints": [{"kind": "demo", "pacing_ms": 0, **endpoint}], "workspace": str(workspace)}
+    )
+    tracing = tracing_for(config)
+    async with AgentRuntime(config) as runtime:
+        sessions = TurnSessions(engine=engine, runtime=runtime, config=config, tracing=tracing)
+        chat = conv.create_conversation(engine, owner=LOCAL_USER_ID, endpoint="demo", model="demo")
+        session = await sessions.start(TurnRequest(chat.id, MESSAGE, "demo", "demo"))
+        await session.wait()
+    assert tracing.flush()
+    return chat.id, session
+
+
 def demo_config(**tracing: Any) -> AppConfig:
     return AppConfig.model_validate(
         {
@@ -451,28 +474,11 @@ async def test_a_demo_turn_of_the_web_app_is_one_trace_of_its_conversation(
     collector: OtlpCollector,
     tmp_path: Path,
 ) -> None:
-    make_workspace(tmp_path)
-    config = AppConfig.model_validate(
-        {
-            "endpoints": [{"kind": "demo", "pacing_ms": 0, "activity_label": True}],
-            "workspace": str(tmp_path),
-        }
-    )
-    tracing = tracing_for(config)
-    runtime = AgentRuntime(config)
-    await runtime.start()
-    try:
-        sessions = TurnSessions(engine=engine, runtime=runtime, config=config, tracing=tracing)
-        chat = conv.create_conversation(engine, owner=LOCAL_USER_ID, endpoint="demo", model="demo")
-        session = await sessions.start(TurnRequest(chat.id, MESSAGE, "demo", "demo"))
-        await session.wait()
-    finally:
-        await runtime.aclose()
-    assert tracing.flush()
+    chat_id, session = await web_app_turn(engine, tracing_for, tmp_path, activity_label=True)
 
     spans = collector.spans()
     turn = the_span(spans, "invoke_agent")
-    assert turn.attributes["gen_ai.conversation.id"] == chat.id
+    assert turn.attributes["gen_ai.conversation.id"] == chat_id
     assert turn.attributes["intent_ui.message.id"] == session.message_id
     assert turn.attributes["gen_ai.agent.id"] == "default"
     assert turn.attributes["gen_ai.request.model"] == "demo"
@@ -547,17 +553,7 @@ async def test_a_web_app_turn_is_traced_under_its_message_id_which_its_cards_sho
 ) -> None:
     from intent_ui.agent.tracing import turn_trace_id
 
-    make_workspace(tmp_path)
-    config = AppConfig.model_validate(
-        {"endpoints": [{"kind": "demo", "pacing_ms": 0}], "workspace": str(tmp_path)}
-    )
-    tracing = tracing_for(config)
-    async with AgentRuntime(config) as runtime:
-        sessions = TurnSessions(engine=engine, runtime=runtime, config=config, tracing=tracing)
-        chat = conv.create_conversation(engine, owner=LOCAL_USER_ID, endpoint="demo", model="demo")
-        session = await sessions.start(TurnRequest(chat.id, MESSAGE, "demo", "demo"))
-        await session.wait()
-    assert tracing.flush()
+    _, session = await web_app_turn(engine, tracing_for, tmp_path)
     assert turn_trace_id(session.message_id) == session.message_id
     assert {s.trace_id for s in collector.spans()} == {session.message_id}
     # A turn without a stored message (the command line's) keeps a random trace id.

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -13,29 +13,23 @@ from intent_ui.core.events import (
     CallSettled,
     CallStarted,
     GoalSelected,
+    SeqCounter,
     TextDelta,
     TurnDone,
-    TurnEvent,
     event_from_record,
     event_to_record,
 )
 from intent_ui.core.states import CALL_STATES, FINAL_STATES
 from intent_ui.core.turn import TextPart, ToolGroup, TurnView
+from tests.support.label_helpers import SEARCHED
 from tests.support.turn_calls import call_in, call_view_in
 
 MCP_ARGS = '{"intent":"Searching for MCP wiring","query":"mcp client"}'
 OAUTH_ARGS = '{"intent":"Searching for OAuth handling","query":"oauth callback"}'
-SEARCHED = {"from": "Searching", "to": "Searched"}
 
 
-class Seq:
-    """Stamps events with a monotonic seq, as the emitter does."""
-
-    def __init__(self) -> None:
-        self._counter: Iterator[int] = itertools.count(1)
-
-    def __call__(self) -> int:
-        return next(self._counter)
+Seq = Callable[[], int]
+"""The next seq of a turn's events, as the session's `SeqCounter` stamps them."""
 
 
 def start(seq: Seq, call_id: str, *, group: int = 0, label_bearing: bool = True) -> CallStarted:
@@ -44,15 +38,21 @@ def start(seq: Seq, call_id: str, *, group: int = 0, label_bearing: bool = True)
     )
 
 
+def turn_with(*call_ids: str) -> tuple[Seq, TurnView]:
+    """A turn whose calls `call_ids` have started (see `start`), and its next seq."""
+    seq = SeqCounter().next
+    turn = TurnView()
+    for call_id in call_ids:
+        turn.apply(start(seq, call_id))
+    return seq, turn
+
+
 def chunks(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def test_two_parallel_calls_streamed_chunk_by_chunk() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
-    turn.apply(start(seq, "b"))
+    seq, turn = turn_with("a", "b")
     assert turn.group_header(0).full_text == "Used 2 tools — github"
     assert turn.card_label("a") == "Running search_code in github"
 
@@ -112,9 +112,7 @@ def test_two_parallel_calls_streamed_chunk_by_chunk() -> None:
 
 @pytest.mark.parametrize("split", range(len(OAUTH_ARGS) + 1))
 def test_every_split_point_gives_the_same_intent(split: int) -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "b"))
+    seq, turn = turn_with("b")
     for piece in (OAUTH_ARGS[:split], OAUTH_ARGS[split:]):
         turn.apply(ArgsDelta(seq(), "b", piece))
     assert call_in(turn, "b").intent == "Searching for OAuth handling"
@@ -123,8 +121,7 @@ def test_every_split_point_gives_the_same_intent(split: int) -> None:
 
 
 def test_label_seq_is_stamped_when_the_first_intent_shows() -> None:
-    seq = Seq()
-    turn = TurnView()
+    seq, turn = turn_with()
     turn.apply(start(seq, "a"))  # seq 1
     turn.apply(ArgsDelta(seq(), "a", '{"intent":"'))  # seq 2: nothing displayable yet
     assert call_in(turn, "a").label_seq == 0
@@ -134,9 +131,7 @@ def test_label_seq_is_stamped_when_the_first_intent_shows() -> None:
 
 
 def test_label_inputs_are_rebuilt_only_when_a_label_could_change() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
+    seq, turn = turn_with("a")
     turn.apply(ArgsDelta(seq(), "a", '{"intent":"Rea'))
     reading = turn.call_view("a")
     assert turn.call_view("a") is reading  # asked again: the same inputs
@@ -151,10 +146,7 @@ def test_label_inputs_are_rebuilt_only_when_a_label_could_change() -> None:
 
 
 def test_out_of_order_settlement_does_not_rewind_the_header() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
-    turn.apply(start(seq, "b"))
+    seq, turn = turn_with("a", "b")
     turn.apply(ArgsComplete(seq(), "a", MCP_ARGS))
     turn.apply(ArgsComplete(seq(), "b", OAUTH_ARGS))
     turn.apply(CallSettled(seq(), "b", "settled", outcome="Found OAuth handling"))
@@ -164,8 +156,7 @@ def test_out_of_order_settlement_does_not_rewind_the_header() -> None:
 
 
 def test_non_label_bearing_call_never_parses_an_intent() -> None:
-    seq = Seq()
-    turn = TurnView()
+    seq, turn = turn_with()
     args = '{"intent":"billing_inquiry","customer":"42"}'
     turn.apply(CallStarted(seq(), "c", "create_ticket", 0, server="crm", label_bearing=False))
     turn.apply(ArgsDelta(seq(), "c", args))
@@ -178,18 +169,14 @@ def test_non_label_bearing_call_never_parses_an_intent() -> None:
 
 
 def test_one_shot_arguments_give_the_intent_at_args_complete() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
+    seq, turn = turn_with("a")
     turn.apply(ArgsComplete(seq(), "a", OAUTH_ARGS))  # seq 2
     assert turn.card_label("a") == "Searching for OAuth handling"
     assert call_in(turn, "a").label_seq == 2
 
 
 def test_args_complete_without_a_final_copy_keeps_the_streamed_intent() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
+    seq, turn = turn_with("a")
     turn.apply(ArgsDelta(seq(), "a", OAUTH_ARGS))
     turn.apply(ArgsComplete(seq(), "a", ""))
     assert turn.arguments("a") == OAUTH_ARGS
@@ -197,19 +184,14 @@ def test_args_complete_without_a_final_copy_keeps_the_streamed_intent() -> None:
 
 
 def test_deltas_after_args_complete_are_ignored() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
+    seq, turn = turn_with("a")
     turn.apply(ArgsComplete(seq(), "a", OAUTH_ARGS))
     assert turn.apply(ArgsDelta(seq(), "a", "garbage")) == set()
     assert turn.arguments("a") == OAUTH_ARGS
 
 
 def test_backgrounded_dispatch_stays_in_flight_until_harvest() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
-    turn.apply(start(seq, "b"))
+    seq, turn = turn_with("a", "b")
     turn.apply(ArgsComplete(seq(), "a", MCP_ARGS))
     turn.apply(ArgsComplete(seq(), "b", OAUTH_ARGS))
     turn.apply(CallBackgrounded(seq(), "b"))
@@ -227,9 +209,7 @@ def test_backgrounded_dispatch_stays_in_flight_until_harvest() -> None:
 
 
 def test_background_timeout_resolves_to_an_error_label() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "b"))
+    seq, turn = turn_with("b")
     turn.apply(ArgsComplete(seq(), "b", OAUTH_ARGS))
     turn.apply(CallBackgrounded(seq(), "b"))
     turn.apply(CallSettled(seq(), "b", "error", error="timed out"))
@@ -237,9 +217,7 @@ def test_background_timeout_resolves_to_an_error_label() -> None:
 
 
 def test_identical_settle_re_emission_changes_nothing() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
+    seq, turn = turn_with("a")
     turn.apply(CallSettled(seq(), "a", "settled", outcome="Done"))
     stamped = call_in(turn, "a").label_seq
     assert turn.apply(CallSettled(seq(), "a", "settled", outcome="Done")) == set()
@@ -248,10 +226,7 @@ def test_identical_settle_re_emission_changes_nothing() -> None:
 
 @pytest.mark.parametrize("stop", [("cancelled", None), ("error", "provider failed")])
 def test_turn_ending_badly_cancels_unfinished_calls(stop: tuple[str, str | None]) -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
-    turn.apply(start(seq, "b"))
+    seq, turn = turn_with("a", "b")
     turn.apply(ArgsDelta(seq(), "a", '{"intent":"Reading the router'))
     turn.apply(ArgsComplete(seq(), "b", OAUTH_ARGS))
     changed = turn.apply(TurnDone(seq(), stop[0], error=stop[1]))
@@ -265,9 +240,7 @@ def test_turn_ending_badly_cancels_unfinished_calls(stop: tuple[str, str | None]
 
 @pytest.mark.parametrize("state", CALL_STATES)
 def test_only_a_final_state_settles_a_card(state: str) -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
+    seq, turn = turn_with("a")
     turn.apply(ArgsDelta(seq(), "a", '{"intent":"Reading the router'))
     changed = turn.apply(CallSettled(seq(), "a", state, at=5.0))  # type: ignore[arg-type]
     later = turn.apply(ArgsDelta(seq(), "a", " and the callbacks"))
@@ -283,18 +256,14 @@ def test_only_a_final_state_settles_a_card(state: str) -> None:
 
 
 def test_settled_calls_survive_turn_done() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
+    seq, turn = turn_with("a")
     turn.apply(CallSettled(seq(), "a", "error", outcome="Rate limited"))
     turn.apply(TurnDone(seq(), "end_turn"))
     assert turn.card_label("a") == "Failed: Rate limited"
 
 
 def test_blank_summary_never_overwrites_a_filled_one() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
+    seq, turn = turn_with("a")
     turn.apply(CallSettled(seq(), "a", "settled"))
     assert turn.apply(ActivityLabel(seq(), 0, "   ")) == set()
     assert turn.summary(0) is None
@@ -304,8 +273,7 @@ def test_blank_summary_never_overwrites_a_filled_one() -> None:
 
 
 def test_parts_keep_order_and_groups_gather_their_calls() -> None:
-    seq = Seq()
-    turn = TurnView()
+    seq, turn = turn_with()
     assert turn.apply(TextDelta(seq(), "Let me ")) == {"text", "parts"}
     assert turn.apply(TextDelta(seq(), "look.")) == {"text"}
     turn.apply(start(seq, "a", group=0))
@@ -326,8 +294,7 @@ def test_parts_keep_order_and_groups_gather_their_calls() -> None:
 
 
 def test_apply_reports_what_changed() -> None:
-    seq = Seq()
-    turn = TurnView()
+    seq, turn = turn_with()
     assert turn.apply(start(seq, "a")) == {"a", "header:0", "parts"}
     assert turn.apply(start(seq, "b")) == {"b", "header:0"}
     assert turn.apply(ArgsDelta(seq(), "a", '{"in')) == {"a"}  # no label change yet
@@ -345,9 +312,7 @@ def test_events_for_unknown_calls_show_no_card() -> None:
 
 
 def test_duplicate_start_bad_values_and_foreign_objects_change_nothing() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
+    seq, turn = turn_with("a")
     turn.apply(ArgsDelta(seq(), "a", '{"intent":"Reading the router'))
     moved = CallStarted(seq(), "a", "write_file", 1, server=None, label_bearing=False)
     assert turn.apply(moved) == set()
@@ -375,25 +340,8 @@ def test_subagent_calls_are_categorised_for_the_glyph() -> None:
     assert turn.group_header(0).glyph == "subagents"
 
 
-def _full_turn() -> list[TurnEvent]:
-    seq = Seq()
-    return [
-        TextDelta(seq(), "Searching."),
-        start(seq, "a"),
-        start(seq, "b"),
-        start(seq, "c", label_bearing=False),
-        ArgsDelta(seq(), "a", MCP_ARGS[:20]),
-        ArgsDelta(seq(), "b", OAUTH_ARGS),
-        ArgsDelta(seq(), "a", MCP_ARGS[20:]),
-        ArgsComplete(seq(), "a", MCP_ARGS),
-        CallSettled(seq(), "a", "settled", output="x", outcome_patch=SEARCHED),
-        ActivityLabel(seq(), 0, ""),
-    ]
-
-
 def test_an_intent_after_other_keys_labels_the_card_once_the_arguments_are_complete() -> None:
-    seq = Seq()
-    turn = TurnView()
+    seq, turn = turn_with()
     args = '{"path": "src/auth.py", "intent": "Reading the OAuth callback"}'
     turn.apply(start(seq, "a"))
     turn.apply(ArgsDelta(seq(), "a", args))
@@ -405,8 +353,7 @@ def test_an_intent_after_other_keys_labels_the_card_once_the_arguments_are_compl
 
 
 def test_a_late_intent_of_a_call_without_a_label_is_never_read() -> None:
-    seq = Seq()
-    turn = TurnView()
+    seq, turn = turn_with()
     args = '{"customer": "42", "intent": "billing_inquiry"}'
     turn.apply(CallStarted(seq(), "c", "create_ticket", 0, server="crm"))
     turn.apply(ArgsComplete(seq(), "c", args))
@@ -424,9 +371,7 @@ def test_start_and_settle_times_come_from_the_events() -> None:
 
 
 def test_arguments_grow_by_appending_and_the_record_carries_only_their_length() -> None:
-    seq = Seq()
-    turn = TurnView()
-    turn.apply(start(seq, "a"))
+    seq, turn = turn_with("a")
     for piece in ('{"intent": "Writing the file", ', '"content": "', "x" * 5000, '"}'):
         turn.apply(ArgsDelta(seq(), "a", piece))
     text = turn.arguments("a")

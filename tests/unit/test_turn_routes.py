@@ -172,8 +172,16 @@ class Stream:
                 return b"".join(out)
 
 
-async def running_turn(host: Host, runtime: ScriptedRuntime, chat_id: str) -> TurnSession:
-    return await host.sessions.start(TurnRequest(chat_id, "find oauth", "demo", "demo"))
+async def running_turn(
+    host: Host, runtime: ScriptedRuntime, chat_id: str, played: int = 0
+) -> TurnSession:
+    """A turn started on `host`, its run (`runtime`'s latest) through the first `played`
+    bursts of `recorded_turn()`, each published."""
+    session = await host.sessions.start(TurnRequest(chat_id, "find oauth", "demo", "demo"))
+    for burst in recorded_turn()[:played]:
+        runtime.runs[-1].send(burst)
+        await settle()
+    return session
 
 
 # --- streams ------------------------------------------------------------------------------
@@ -348,10 +356,7 @@ async def test_snapshots_of_stored_and_running_turns(
     host: Host, runtime: ScriptedRuntime, engine: Engine, chat_id: str
 ) -> None:
     stored = stored_turn(engine, chat_id)
-    session = await running_turn(host, runtime, chat_id)
-    for burst in recorded_turn()[:4]:
-        runtime.runs[0].send(burst)
-        await settle()
+    session = await running_turn(host, runtime, chat_id, played=4)
     async with client() as http:
         response = await http.get(
             "/_iu/turns",
@@ -424,10 +429,7 @@ async def test_the_detail_names_the_turns_trace_when_traces_are_on(
 async def test_the_detail_of_a_running_call(
     host: Host, runtime: ScriptedRuntime, chat_id: str
 ) -> None:
-    session = await running_turn(host, runtime, chat_id)
-    for burst in recorded_turn()[:4]:
-        runtime.runs[0].send(burst)
-        await settle()
+    session = await running_turn(host, runtime, chat_id, played=4)
     async with client() as http:
         response = await http.get(
             f"/_iu/turns/{session.message_id}/calls/c1",

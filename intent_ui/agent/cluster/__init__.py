@@ -8,7 +8,8 @@ does not run the turn it shows. Here:
 - `publisher`: the owner appends each event to the stream `turn:{message_id}`, id `{seq}-0`.
 - `remote`: another worker follows it (`RemoteTurn`): the log, then the stream.
 - `lease`: a running turn holds `lease:turn:{conversation_id}`, renewed while it runs.
-- `orphans`: the turns of a worker that died are ended as interrupted by whoever notices.
+- `orphans`: the turns of a worker that died are taken over by whoever notices: a turn
+  waiting for the user resumes there, any other ends as interrupted.
 - `control`: Stop, approvals and answers from any worker reach the owner over
   `turn-control:{message_id}`.
 - `owner`: the owner's side of one turn (lease, publisher, the order things end in).

@@ -8,7 +8,9 @@ and makes the `OwnedTurn`, which
 - renews the lease while the turn runs;
 - when the session has ended and its log is written: writes the last entries, gives the
   lease up, then marks the stream `saved` (in that order, so a page that renders the
-  turn from the store next may also start the conversation's next turn);
+  turn from the store next may also start the conversation's next turn); a session
+  suspended while it waits for the user (the worker stops) gives the lease up and marks
+  nothing, so the worker that takes the lease next resumes the turn (`orphans`);
 - and stops the turn, writing nothing more of it anywhere, once it is no longer its to
   write: the lease is held by another worker, or the stream refused a write. Either means
   another worker decided this one was gone and recorded the turn's end.
@@ -29,7 +31,7 @@ from intent_ui.agent.session import TurnSession
 if TYPE_CHECKING:
     from intent_ui.agent.cluster.worker import Cluster
 
-__all__ = ["Claim", "OwnedTurn"]
+__all__ = ["Claim", "OwnedTurn", "own"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,12 +51,20 @@ class Claim:
             await self.lease.rebind(holder)
         except RedisError as exc:
             logger.warning("Naming turn %s in its lease failed (%s)", session.message_id, exc)
-        owned = OwnedTurn(self._cluster, session, self.lease)
-        self._cluster.owned_turns[session.message_id] = owned
-        owned.start()
+        own(self._cluster, session, self.lease)
 
     async def release(self) -> None:
         await self.lease.release()
+
+
+def own(cluster: Cluster, session: TurnSession, lease: Lease, *, after_seq: int = 0) -> OwnedTurn:
+    """Run `session` as this worker's turn, holding `lease` (which names it); `after_seq`
+    is the last seq its stream holds already (a turn resumed from another worker's)."""
+    owned = OwnedTurn(cluster, session, lease)
+    owned.publisher.prev = after_seq
+    cluster.owned_turns[session.message_id] = owned
+    owned.start()
+    return owned
 
 
 class OwnedTurn:
@@ -109,7 +119,8 @@ class OwnedTurn:
             if self.fenced:
                 return
             await self.lease.release()
-            await self.publisher.mark_saved(self.session.view.last_seq)
+            if self.session.done:  # else suspended: the turn is still to be resumed
+                await self.publisher.mark_saved(self.session.view.last_seq)
         finally:
             self.lease.stop_keeping()
             self._cluster.owned_turns.pop(self.session.message_id, None)

@@ -17,7 +17,8 @@ many of the worker's pages show it (`Cluster.follow`).
    `log_poll_s` for the rows after that, until the log holds the end.
 3. While nothing arrives for `quiet_s`, it asks whether the turn's lease still names the
    turn. Once it has named something else (or nothing) for `confirm_s`, the owner is gone:
-   it ends the turn as interrupted (`orphans.end_orphan`) and reads that end like any.
+   it takes the turn over (`orphans.end_orphan`) and reads on like any reader: the turn
+   resumed on this worker, whose session publishes to the same stream, or its end.
 """
 
 from __future__ import annotations

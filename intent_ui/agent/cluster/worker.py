@@ -4,9 +4,10 @@ of others it follows, the control subscription and the sweep for orphaned turns.
 `Cluster` is the `TurnCoordinator` of this worker's `TurnSessions`: a start claims the
 conversation's lease before anything is stored, so "a turn is already running" holds
 across workers; a lease left by a worker that died is taken over, and that worker's
-turns in the conversation are ended as interrupted first. The pages find the turns of
-other workers through `intent_ui.agent.live.LiveTurns`, which asks `follow` and
-`running_elsewhere` here.
+turn in the conversation is taken over first (`orphans`): resumed here when it waited for
+the user (the start is then refused, as beside any running turn), else ended as
+interrupted. The pages find the turns of other workers through
+`intent_ui.agent.live.LiveTurns`, which asks `follow` and `running_elsewhere` here.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from intent_ui.agent.cluster.control import (
     request,
 )
 from intent_ui.agent.cluster.lease import Holder, Lease, lease_holder
-from intent_ui.agent.cluster.orphans import end_held, end_orphan
+from intent_ui.agent.cluster.orphans import end_orphan, take_held
 from intent_ui.agent.cluster.owner import Claim, OwnedTurn
 from intent_ui.agent.cluster.publisher import StreamWriter
 from intent_ui.agent.cluster.records import read_entry
@@ -147,18 +148,21 @@ class Cluster:
     async def claim(self, conversation_id: str) -> Claim:
         """Hold the conversation for a new turn of this worker; raises
         `TurnAlreadyRunning` when another worker's turn runs there, `ClusterError` when
-        Redis does not answer. Turns of the conversation whose worker is gone are ended as
-        interrupted first."""
+        Redis does not answer. Turns of the conversation whose worker is gone are taken
+        over first: one that resumes here holds the lease from then on, and is the turn
+        already running."""
         key = self.config.lease(conversation_id)
         lease = Lease(self.redis, key, Holder(self.worker_id, ""), ttl_ms=self.config.lease_ms)
         try:
             if not await lease.acquire() and not await self._take_own(lease, conversation_id):
                 raise TurnAlreadyRunning(ALREADY_RUNNING)
             try:
-                await self._end_orphans_held(conversation_id)
+                resumed = await self._take_orphans_held(conversation_id, lease)
             except BaseException:
                 await lease.release()
                 raise
+            if resumed:
+                raise TurnAlreadyRunning(ALREADY_RUNNING)
         except RedisError as exc:
             raise ClusterError(
                 f"Could not reach Redis ({exc}) to start the turn; try again in a moment."
@@ -178,11 +182,16 @@ class Cluster:
         # The ended turn may give it up between the two questions.
         return await lease.take_over(held) or await lease.acquire()
 
-    async def _end_orphans_held(self, conversation_id: str) -> None:
+    async def _take_orphans_held(self, conversation_id: str, lease: Lease) -> bool:
+        """Take over the conversation's turns left by a worker that is gone; True when one
+        resumed here (with `lease`)."""
         turns = await asyncio.to_thread(streaming_turns, self.engine, conversation_id)
         for message_id, _ in turns:
-            if self.sessions.get(message_id) is None:
-                await end_held(self, message_id)
+            if self.sessions.get(message_id) is not None:
+                continue
+            if await take_held(self, message_id, conversation_id, lease) is not None:
+                return True
+        return False
 
     # --- turns of other workers --------------------------------------------------------------
 
@@ -309,9 +318,10 @@ class Cluster:
     # --- orphans ------------------------------------------------------------------------------
 
     async def end_orphans(self, *, confirm: bool = False) -> int:
-        """End the turns left `streaming` whose lease is gone (not this worker's own);
-        returns how many. With `confirm`, one is ended only when its lease was already
-        gone at the previous call at least `confirm_s` before (see `ClusterConfig`)."""
+        """Take over the turns left `streaming` whose lease is gone (not this worker's
+        own): resumed here or ended (`orphans`); returns how many. With `confirm`, one is
+        taken only when its lease was already gone at the previous call at least
+        `confirm_s` before (see `ClusterConfig`)."""
         turns = await asyncio.to_thread(streaming_turns, self.engine)
         now = asyncio.get_running_loop().time()
         suspects: dict[str, float] = {}

@@ -2,12 +2,12 @@
 
 `AnthropicProvider.stream` POSTs `{base_url}/v1/messages` with `stream: true`, decodes
 the SSE body and turns each event into neutral events through `MessagesAccumulator`.
-Request conversion is the pure `messages_body`. Mirrors `openai.py`.
+Request conversion is the pure `messages_body`. Mirrors `openai.py`: both fill in
+`HTTPProvider`'s hooks, which hold what they share.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Unpack
 
@@ -20,7 +20,7 @@ from intent_ui.agent.providers.http_provider import (
     unknown_role_error,
 )
 from intent_ui.agent.providers.sse import ServerSentEvent
-from intent_ui.core.text import scrub_decoded
+from intent_ui.core.text import loads_scrubbed, scrub_decoded
 
 PROVIDER_NAME = "Anthropic API"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -95,7 +95,7 @@ def _parse_input(arguments: Any) -> dict[str, Any]:
     try:
         # Escapes in the model's own text may decode to lone surrogates, which the
         # request body could not carry.
-        parsed = scrub_decoded(json.loads(arguments)) if isinstance(arguments, str) else None
+        parsed = loads_scrubbed(arguments) if isinstance(arguments, str) else None
     except ValueError:
         parsed = None
     # The API requires an object; a cut-off or invalid argument text degrades to `{}`.
@@ -174,4 +174,4 @@ class AnthropicProvider(HTTPProvider[MessagesAccumulator]):
     ) -> tuple[list[ProviderEvent], bool]:
         where = f"the {sse.event!r} event"
         payload = self._json(sse.data, where=where, partial=accumulator.produced_events)
-        return accumulator.feed(sse.event, payload), accumulator.done
+        return accumulator.feed(sse.event, payload, scrubbed=True), accumulator.done

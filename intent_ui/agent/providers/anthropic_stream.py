@@ -87,9 +87,12 @@ class MessagesAccumulator:
         """Whether `message_stop` arrived (nothing after it matters)."""
         return self._stopped
 
-    def feed(self, event_type: str, data: Any) -> list[ProviderEvent]:
-        # Decoded provider text enters here: lone surrogates become U+FFFD, once.
-        event_type, data = scrub_surrogates(event_type), scrub_decoded(data)
+    def feed(self, event_type: str, data: Any, *, scrubbed: bool = False) -> list[ProviderEvent]:
+        # Decoded provider text enters here: lone surrogates become U+FFFD, once
+        # (`scrubbed`: the caller parsed `data` with `loads_scrubbed`, which did it).
+        event_type = scrub_surrogates(event_type)
+        if not scrubbed:
+            data = scrub_decoded(data)
         if not isinstance(data, dict):
             raise self._error(f"expected a JSON object for event {event_type!r}, got {data!r}")
         event_type = event_type if event_type and event_type != "message" else ""

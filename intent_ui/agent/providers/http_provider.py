@@ -8,7 +8,6 @@ its accumulator, its headers, and how one SSE event feeds that accumulator.
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, ClassVar, Generic, Protocol, Self, TypedDict, TypeVar
@@ -19,7 +18,7 @@ from intent_ui.agent.providers.base import ChatRequest, ProviderEvent
 from intent_ui.agent.providers.errors import ProviderError, ProviderStreamError
 from intent_ui.agent.providers.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, open_stream
 from intent_ui.agent.providers.sse import ServerSentEvent, checked_sse, drain
-from intent_ui.core.text import clip
+from intent_ui.core.text import clip, loads_scrubbed
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 """The parameters schema sent for a tool that declares none."""
@@ -136,9 +135,10 @@ class HTTPProvider(ABC, Generic[AccumulatorT]):
             await response.aclose()
 
     def _json(self, data: str, *, where: str, partial: bool) -> Any:
-        """`data` parsed, or a `ProviderStreamError` quoting it; `where` names the event."""
+        """`data` parsed (lone surrogates replaced), or a `ProviderStreamError` quoting it;
+        `where` names the event."""
         try:
-            return json.loads(data)
+            return loads_scrubbed(data)
         except ValueError as exc:
             raise ProviderStreamError(
                 f"Malformed JSON in {where} from {self.url} ({exc}) in the data line "

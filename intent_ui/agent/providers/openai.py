@@ -3,6 +3,7 @@
 `OpenAIProvider.stream` POSTs `{base_url}/chat/completions` with `stream: true`, decodes
 the SSE body and turns each chunk into neutral events through
 `ChatCompletionsAccumulator`. Request conversion is the pure `chat_completions_body`.
+Mirrors `anthropic.py`: both fill in `HTTPProvider`'s hooks, which hold what they share.
 """
 
 from __future__ import annotations
@@ -136,4 +137,4 @@ class OpenAIProvider(HTTPProvider[ChatCompletionsAccumulator]):
         payload = self._json(data, where="the event stream", partial=accumulator.produced_events)
         if sse.event == "error" and not (isinstance(payload, dict) and "error" in payload):
             payload = {"error": payload}
-        return accumulator.feed(payload), False
+        return accumulator.feed(payload, scrubbed=True), False

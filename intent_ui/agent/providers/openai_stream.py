@@ -104,9 +104,11 @@ class ChatCompletionsAccumulator:
         """Whether any event came out yet (so a failure now leaves a partial response)."""
         return self._produced
 
-    def feed(self, chunk: Any) -> list[ProviderEvent]:
-        # Decoded provider text enters here: lone surrogates become U+FFFD, once.
-        chunk = scrub_decoded(chunk)
+    def feed(self, chunk: Any, *, scrubbed: bool = False) -> list[ProviderEvent]:
+        # Decoded provider text enters here: lone surrogates become U+FFFD, once
+        # (`scrubbed`: the caller parsed the chunk with `loads_scrubbed`, which did it).
+        if not scrubbed:
+            chunk = scrub_decoded(chunk)
         if not isinstance(chunk, dict):
             raise self._error(f"expected a JSON object per chunk, got {_short(chunk)}")
         if chunk.get("error") is not None:

@@ -555,10 +555,5 @@ class McpManager:
         await self.start()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_exc_info: object) -> None:
         await self.aclose()

@@ -85,6 +85,8 @@ class CapabilityCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    # `apply_capabilities`'s own parameters, spelled out on purpose: the key is built
+    # from each of them by name.
     def apply(
         self,
         definitions: Sequence[Tool],

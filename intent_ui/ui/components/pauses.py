@@ -23,6 +23,7 @@ from typing import Any
 import reflex as rx
 from reflex.vars import ObjectVar
 
+from intent_ui.ui.components.buttons import text_button
 from intent_ui.ui.components.turn_hooks import js_call, store_function
 
 __all__ = ["pause_block"]
@@ -50,16 +51,6 @@ def _decide(
     # Reflex's stubs type event calls of up to four arguments; the handler takes five.
     return ChatState.decide_approval(  # type: ignore[call-overload]
         message_id, call_id, decision, reason, arguments
-    )
-
-
-def _button(text: rx.Var[str], testid: str, on_click: Any, primary: bool = False) -> rx.Component:
-    return rx.el.button(
-        text,
-        type="button",
-        class_name="iu-btn iu-btn-primary" if primary else "iu-btn",
-        on_click=on_click,
-        custom_attrs={"data-testid": testid},
     )
 
 
@@ -122,26 +113,26 @@ def _approval(
             class_name="iu-approval-args",
         ),
         rx.el.div(
-            _button(
+            text_button(
                 approval["approve"].to(str),
                 "approval-approve",
                 _decide(message_id, call_id, "once"),
                 primary=True,
             ),
-            _button(
+            text_button(
                 approval["always_conversation"].to(str),
                 "approval-always-conversation",
                 _decide(message_id, call_id, "conversation"),
             ),
             rx.cond(
                 approval["agent_scope"].to(bool),
-                _button(
+                text_button(
                     approval["always_agent"].to(str),
                     "approval-always-agent",
                     _decide(message_id, call_id, "agent"),
                 ),
             ),
-            _button(
+            text_button(
                 approval["edit"].to(str),
                 "approval-edit",
                 js_call("toggleEdit", message_id, call_id),
@@ -162,7 +153,7 @@ def _approval(
                         "aria-label": approval["edit"].to(str),
                     },
                 ),
-                _button(
+                text_button(
                     approval["edit_submit"].to(str),
                     "approval-edit-submit",
                     _decide(message_id, call_id, "once", arguments=_value_of(edit_id)),
@@ -175,7 +166,7 @@ def _approval(
             reason_id,
             approval["reason"].to(str),
             "approval-reason",
-            _button(
+            text_button(
                 approval["deny"].to(str),
                 "approval-deny",
                 _decide(message_id, call_id, "deny", reason=_value_of(reason_id)),
@@ -219,7 +210,7 @@ def _question(
         rx.el.div(
             rx.foreach(
                 question["choices"].to(list[str]),
-                lambda choice: _button(
+                lambda choice: text_button(
                     choice,
                     "question-choice",
                     ChatState.answer_question(message_id, call_id, choice),
@@ -231,7 +222,7 @@ def _question(
             answer_id,
             question["placeholder"].to(str),
             "question-answer",
-            _button(
+            text_button(
                 question["submit"].to(str),
                 "question-submit",
                 ChatState.answer_question(message_id, call_id, _value_of(answer_id)),

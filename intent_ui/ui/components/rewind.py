@@ -12,6 +12,7 @@ from __future__ import annotations
 import reflex as rx
 from reflex.vars import ObjectVar
 
+from intent_ui.ui.components.buttons import text_button
 from intent_ui.ui.rewind_state import RewindState
 
 __all__ = ["rewind_button", "rewind_note", "rewind_panel", "trace_line"]
@@ -95,29 +96,20 @@ def rewind_panel() -> rx.Component:
                 ),
             ),
             rx.el.div(
-                rx.el.button(
+                text_button(
                     t["ui.rewind_files"],
-                    type="button",
-                    class_name="iu-btn iu-btn-primary",
+                    "rewind-restore-files",
+                    RewindState.restore("files"),
+                    primary=True,
                     disabled=RewindState.title == "",
-                    on_click=RewindState.restore("files"),
-                    custom_attrs={"data-testid": "rewind-restore-files"},
                 ),
-                rx.el.button(
+                text_button(
                     t["ui.rewind_all"],
-                    type="button",
-                    class_name="iu-btn",
+                    "rewind-restore-all",
+                    RewindState.restore("all"),
                     disabled=RewindState.title == "",
-                    on_click=RewindState.restore("all"),
-                    custom_attrs={"data-testid": "rewind-restore-all"},
                 ),
-                rx.el.button(
-                    t["ui.close"],
-                    type="button",
-                    class_name="iu-btn",
-                    on_click=RewindState.close,
-                    custom_attrs={"data-testid": "rewind-close"},
-                ),
+                text_button(t["ui.close"], "rewind-close", RewindState.close),
                 class_name="iu-rewind-actions",
             ),
             role="dialog",

@@ -14,6 +14,8 @@ from __future__ import annotations
 import reflex as rx
 from reflex.vars import ObjectVar
 
+from intent_ui.ui.components.buttons import text_button
+
 __all__ = ["SHORTCUTS", "shortcuts_button", "shortcuts_dialog"]
 
 SHORTCUTS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
@@ -47,12 +49,7 @@ def shortcuts_dialog(t: ObjectVar[dict[str, str]]) -> rx.Component:
             class_name="iu-shortcuts",
         ),
         rx.el.p(t["ui.shortcuts_note"], class_name="iu-shortcuts-note"),
-        rx.el.button(
-            t["ui.close"],
-            type="button",
-            class_name="iu-btn",
-            custom_attrs={"data-testid": "shortcuts-close"},
-        ),
+        text_button(t["ui.close"], "shortcuts-close"),
         class_name="iu-dialog",
         custom_attrs={"data-testid": "shortcuts-dialog", "aria-labelledby": _TITLE_ID},
     )

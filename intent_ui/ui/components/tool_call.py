@@ -209,6 +209,9 @@ def _card(
     )
 
 
+# `call_card` and `child_card` take the same props and share their body (`_card`): two
+# memoized components on purpose, since a child's card (inside its parent's) has no
+# rewind and no child turn of its own, and its waits show under its parent's card.
 @rx.memo
 def call_card(
     message_id: rx.Var[str],

@@ -25,6 +25,7 @@ from reflex.vars import ObjectVar
 from reflex_base.event import EventType
 
 from intent_ui.ui.chat_state import ChatState, MessageRow
+from intent_ui.ui.components.buttons import text_button
 
 __all__ = ["VersionActions", "reply_version_actions", "user_message", "version_switch"]
 
@@ -182,19 +183,8 @@ def _edit_form(message: ObjectVar[MessageRow], labels: ObjectVar[dict[str, str]]
             },
         ),
         rx.el.div(
-            rx.el.button(
-                labels["ui.edit_cancel"],
-                type="button",
-                class_name="iu-btn",
-                on_click=ChatState.cancel_edit,
-                custom_attrs={"data-testid": "edit-cancel"},
-            ),
-            rx.el.button(
-                labels["ui.edit_save"],
-                type="submit",
-                class_name="iu-btn iu-btn-primary",
-                custom_attrs={"data-testid": "edit-save"},
-            ),
+            text_button(labels["ui.edit_cancel"], "edit-cancel", ChatState.cancel_edit),
+            text_button(labels["ui.edit_save"], "edit-save", primary=True, submit=True),
             class_name="iu-edit-buttons",
         ),
         on_submit=ChatState.save_edit,

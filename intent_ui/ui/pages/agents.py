@@ -24,6 +24,7 @@ from intent_ui.ui.builder_goals import (
 )
 from intent_ui.ui.builder_state import AgentsState
 from intent_ui.ui.builder_view import AgentRowVM, SourceVM, ToolRowVM
+from intent_ui.ui.components.buttons import text_button
 from intent_ui.ui.components.capability_toggle import capability_toggle
 from intent_ui.ui.pages.login import auth_note
 
@@ -242,12 +243,7 @@ def _form() -> rx.Component:
             class_name="iu-field-row",
         ),
         rx.el.div(
-            rx.el.button(
-                TEXT["builder.save"],
-                type="submit",
-                class_name="iu-btn iu-btn-primary",
-                custom_attrs={"data-testid": "agent-save"},
-            ),
+            text_button(TEXT["builder.save"], "agent-save", primary=True, submit=True),
             rx.cond(
                 AgentsState.agent_id == "",
                 rx.el.span(TEXT["builder.unsaved"], class_name="iu-muted"),
@@ -637,13 +633,11 @@ def _actions_import() -> rx.Component:
                     "aria-label": TEXT["builder.import_url_label"],
                 },
             ),
-            rx.el.button(
+            text_button(
                 rx.cond(AgentsState.importing, TEXT["builder.importing"], TEXT["builder.import"]),
-                type="button",
-                class_name="iu-btn",
+                "action-import-url",
+                AgentsState.import_from_url,
                 disabled=AgentsState.importing,
-                on_click=AgentsState.import_from_url,
-                custom_attrs={"data-testid": "action-import-url"},
             ),
             class_name="iu-field-row",
         ),

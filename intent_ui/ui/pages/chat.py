@@ -13,9 +13,11 @@ from reflex_base.event import EventCallback
 
 from intent_ui.store.conversations import SEARCH_MAX_CHARS
 from intent_ui.ui.chat_state import ChatState, MessageRow
+from intent_ui.ui.components.buttons import text_button
 from intent_ui.ui.components.compaction import compaction_divider
 from intent_ui.ui.components.copy import copy_labels, copy_reply_button
 from intent_ui.ui.components.markdown import reply_markdown
+from intent_ui.ui.components.notes import error_note
 from intent_ui.ui.components.rewind import rewind_note, rewind_panel
 from intent_ui.ui.components.shortcuts import shortcuts_button, shortcuts_dialog
 from intent_ui.ui.components.theme import ThemeFollower
@@ -29,6 +31,20 @@ from intent_ui.ui.components.versions import (
     version_switch,
 )
 from intent_ui.ui.pages.login import account, auth_note
+
+
+def _conversation_action(
+    icon: str, label: rx.Var[str], on_click: Any, action: str, *, danger: bool = False
+) -> rx.Component:
+    """A conversation row's small icon button (`conversation-<action>`), named by `label`."""
+    return rx.el.button(
+        rx.icon(icon, size=13),
+        type="button",
+        class_name="iu-btn iu-btn-danger" if danger else "iu-btn",
+        style={"padding": "4px 6px"},
+        on_click=on_click,
+        custom_attrs={"aria-label": label, "data-testid": f"conversation-{action}"},
+    )
 
 
 def _conversation_row(conv: ObjectVar[dict[str, str]]) -> rx.Component:
@@ -56,27 +72,15 @@ def _conversation_row(conv: ObjectVar[dict[str, str]]) -> rx.Component:
                 custom_attrs={"data-testid": "conversation-title"},
             ),
         ),
-        rx.el.button(
-            rx.icon("pencil", size=13),
-            type="button",
-            class_name="iu-btn",
-            style={"padding": "4px 6px"},
-            on_click=ChatState.start_rename(conv["id"]),
-            custom_attrs={
-                "aria-label": ChatState.t["ui.rename"],
-                "data-testid": "conversation-rename",
-            },
+        _conversation_action(
+            "pencil", ChatState.t["ui.rename"], ChatState.start_rename(conv["id"]), "rename"
         ),
-        rx.el.button(
-            rx.icon("trash-2", size=13),
-            type="button",
-            class_name="iu-btn iu-btn-danger",
-            style={"padding": "4px 6px"},
-            on_click=ChatState.delete_chat(conv["id"]),
-            custom_attrs={
-                "aria-label": ChatState.t["ui.delete"],
-                "data-testid": "conversation-delete",
-            },
+        _conversation_action(
+            "trash-2",
+            ChatState.t["ui.delete"],
+            ChatState.delete_chat(conv["id"]),
+            "delete",
+            danger=True,
         ),
         class_name="iu-conv-row",
         custom_attrs={
@@ -288,12 +292,11 @@ def share_control() -> rx.Component:
                             "aria-label": ChatState.t["ui.share_url"],
                         },
                     ),
-                    rx.el.button(
+                    text_button(
                         ChatState.t["ui.share_revoke"],
-                        type="button",
-                        class_name="iu-btn iu-btn-danger",
-                        on_click=ChatState.revoke_share,
-                        custom_attrs={"data-testid": "share-revoke"},
+                        "share-revoke",
+                        ChatState.revoke_share,
+                        danger=True,
                     ),
                 ),
             ),
@@ -567,19 +570,8 @@ def composer() -> rx.Component:
             ),
             rx.cond(
                 ChatState.running,
-                rx.el.button(
-                    ChatState.t["ui.stop"],
-                    type="button",
-                    class_name="iu-btn iu-btn-danger",
-                    on_click=ChatState.stop,
-                    custom_attrs={"data-testid": "stop-button"},
-                ),
-                rx.el.button(
-                    ChatState.t["ui.send"],
-                    type="submit",
-                    class_name="iu-btn iu-btn-primary",
-                    custom_attrs={"data-testid": "send-button"},
-                ),
+                text_button(ChatState.t["ui.stop"], "stop-button", ChatState.stop, danger=True),
+                text_button(ChatState.t["ui.send"], "send-button", primary=True, submit=True),
             ),
             on_submit=ChatState.send,
             reset_on_submit=True,
@@ -603,15 +595,7 @@ def chat_page() -> rx.Component:
             topbar(),
             auth_note(),
             message_list(),
-            rx.cond(
-                ChatState.error != "",
-                rx.el.div(
-                    ChatState.error,
-                    class_name="iu-error-note",
-                    role="alert",
-                    style={"padding": "0 24px"},
-                ),
-            ),
+            error_note(ChatState.error, style={"padding": "0 24px"}),
             rewind_panel(),
             composer(),
             live_region(message_id=ChatState.announced_id),

@@ -20,6 +20,7 @@ from typing import Any
 import reflex as rx
 from reflex.vars import ObjectVar
 
+from intent_ui.ui.components.buttons import text_button
 from intent_ui.ui.intents_state import (
     OPERATORS_ONLY,
     PERIOD_LABELS,
@@ -139,13 +140,7 @@ def _controls() -> rx.Component:
         IntentsState.scope_label != "",
         rx.el.div(
             rx.el.span("Showing ", rx.el.strong(IntentsState.scope_label)),
-            rx.el.button(
-                "Show everything",
-                type="button",
-                class_name="iu-btn",
-                on_click=IntentsState.clear_scope,
-                custom_attrs={"data-testid": "dashboard-scope-clear"},
-            ),
+            text_button("Show everything", "dashboard-scope-clear", IntentsState.clear_scope),
             class_name="iu-dash-scope",
             custom_attrs={"data-testid": "dashboard-scope"},
         ),

@@ -6,20 +6,13 @@ from __future__ import annotations
 import reflex as rx
 
 from intent_ui.ui.auth import AuthState
+from intent_ui.ui.components.buttons import text_button
+from intent_ui.ui.components.notes import error_note
 
 
 def auth_note() -> rx.Component:
     """Why this browser sees nothing (no proxy header, not signed in), if it does not."""
-    return rx.cond(
-        AuthState.auth_error != "",
-        rx.el.div(
-            AuthState.auth_error,
-            class_name="iu-error-note",
-            role="alert",
-            style={"padding": "8px 24px"},
-            custom_attrs={"data-testid": "auth-error"},
-        ),
-    )
+    return error_note(AuthState.auth_error, "auth-error", style={"padding": "8px 24px"})
 
 
 def account() -> rx.Component:
@@ -30,20 +23,12 @@ def account() -> rx.Component:
         rx.cond(
             AuthState.can_sign_out,
             rx.fragment(
-                rx.el.button(
-                    "Sign out",
-                    type="button",
-                    class_name="iu-btn",
-                    on_click=AuthState.sign_out,
-                    custom_attrs={"data-testid": "logout"},
-                ),
-                rx.el.button(
+                text_button("Sign out", "logout", AuthState.sign_out),
+                text_button(
                     "Sign out everywhere",
-                    type="button",
-                    class_name="iu-btn",
+                    "logout-everywhere",
+                    AuthState.sign_out_everywhere,
                     title="End every session of yours, on every device",
-                    on_click=AuthState.sign_out_everywhere,
-                    custom_attrs={"data-testid": "logout-everywhere"},
                 ),
             ),
         ),
@@ -76,21 +61,8 @@ def login_page() -> rx.Component:
                 ),
                 style={"display": "grid", "gap": "4px"},
             ),
-            rx.el.button(
-                "Sign in",
-                type="submit",
-                class_name="iu-btn iu-btn-primary",
-                custom_attrs={"data-testid": "login-submit"},
-            ),
-            rx.cond(
-                AuthState.auth_error != "",
-                rx.el.div(
-                    AuthState.auth_error,
-                    class_name="iu-error-note",
-                    role="alert",
-                    custom_attrs={"data-testid": "login-error"},
-                ),
-            ),
+            text_button("Sign in", "login-submit", primary=True, submit=True),
+            error_note(AuthState.auth_error, "login-error"),
             on_submit=AuthState.sign_in,
             style={"display": "grid", "gap": "12px", "maxWidth": "320px", "margin": "15vh auto"},
         ),

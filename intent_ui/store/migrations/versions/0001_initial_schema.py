@@ -1,5 +1,9 @@
 """Initial schema: conversations, messages, tool calls, agents, memory entries.
 
+Frozen history, like every revision: it spells out what it needs rather than
+sharing helpers with other revisions or the app, so that no later change alters
+what it does; the likeness between revisions is kept on purpose.
+
 Revision ID: 0001_initial
 Revises: (none)
 Create Date: 2026-11-29 22:37:20.616382

@@ -4,6 +4,10 @@ and imported action documents; shared agents; memory keys unique per owner.
 Every row that existed before belongs to the local user (`local`), which this revision
 creates, so an install without `auth:` sees exactly what it saw before.
 
+Frozen history, like every revision: it spells out what it needs rather than
+sharing helpers with other revisions or the app, so that no later change alters
+what it does; the likeness between revisions is kept on purpose.
+
 Revision ID: 0003_users
 Revises: 0002_event_log
 Create Date: 2026-12-01 00:40:00.000000

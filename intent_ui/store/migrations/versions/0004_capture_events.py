@@ -1,5 +1,9 @@
 """Captured MCP tool calls: the capture_events table.
 
+Frozen history, like every revision: it spells out what it needs rather than
+sharing helpers with other revisions or the app, so that no later change alters
+what it does; the likeness between revisions is kept on purpose.
+
 Revision ID: 0004_capture_events
 Revises: 0003_users
 Create Date: 2026-12-01 00:40:00.000000

@@ -1,5 +1,9 @@
 """Each user's display density for the chat (full, intents, header).
 
+Frozen history, like every revision: it spells out what it needs rather than
+sharing helpers with other revisions or the app, so that no later change alters
+what it does; the likeness between revisions is kept on purpose.
+
 Revision ID: 0005_user_density
 Revises: 0004_capture_events
 Create Date: 2026-12-01 01:00:00.000000

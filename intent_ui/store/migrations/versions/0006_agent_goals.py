@@ -4,6 +4,10 @@ chooses from, and the scopes they work on).
 Existing agents get empty lists: no goals, so their turns offer every picked tool, as
 before.
 
+Frozen history, like every revision: it spells out what it needs rather than
+sharing helpers with other revisions or the app, so that no later change alters
+what it does; the likeness between revisions is kept on purpose.
+
 Revision ID: 0006_agent_goals
 Revises: 0005_user_density
 Create Date: 2026-12-01 01:10:00.000000

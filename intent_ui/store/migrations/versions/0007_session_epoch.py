@@ -1,6 +1,10 @@
 """Each user's session epoch: signed into every session cookie, and raised to end all of
 the user's sessions at once (sign out everywhere, a new password).
 
+Frozen history, like every revision: it spells out what it needs rather than
+sharing helpers with other revisions or the app, so that no later change alters
+what it does; the likeness between revisions is kept on purpose.
+
 Revision ID: 0007_session_epoch
 Revises: 0006_agent_goals
 Create Date: 2026-12-02 01:00:00.000000

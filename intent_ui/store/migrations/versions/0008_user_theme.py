@@ -1,5 +1,9 @@
 """Each user's colour theme (light, dark, or system: follow the browser).
 
+Frozen history, like every revision: it spells out what it needs rather than
+sharing helpers with other revisions or the app, so that no later change alters
+what it does; the likeness between revisions is kept on purpose.
+
 Revision ID: 0008_user_theme
 Revises: 0007_session_epoch
 Create Date: 2026-12-03 01:00:00.000000

@@ -1,6 +1,10 @@
 """Read-only share links: a conversation's owner hands out a secret link that shows the
 conversation, live, to anyone holding it, until the owner revokes it.
 
+Frozen history, like every revision: it spells out what it needs rather than
+sharing helpers with other revisions or the app, so that no later change alters
+what it does; the likeness between revisions is kept on purpose.
+
 Revision ID: 0009_share_links
 Revises: 0008_user_theme
 Create Date: 2026-12-04 01:00:00.000000

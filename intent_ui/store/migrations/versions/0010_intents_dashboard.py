@@ -8,6 +8,10 @@ rule of `intent_ui.core.dashboard` as it is now, and their counts from grouped i
 The app's turns before it are not on the dashboard: their calls were never copied, and
 copying them would mean replaying every stored turn.
 
+Frozen history, like every revision: it spells out what it needs rather than
+sharing helpers with other revisions or the app, so that no later change alters
+what it does; the likeness between revisions is kept on purpose.
+
 Revision ID: 0010_intents_dashboard
 Revises: 0009_share_links
 Create Date: 2026-12-05 01:00:00.000000

@@ -5,6 +5,10 @@ regenerated, a message edited and sent again) `messages.chosen` marks the one sh
 Every conversation stored before this revision is one line: each message follows the
 one before it by position, and each is the only child of its parent, hence chosen.
 
+Frozen history, like every revision: it spells out what it needs rather than
+sharing helpers with other revisions or the app, so that no later change alters
+what it does; the likeness between revisions is kept on purpose.
+
 Revision ID: 0011_message_branches
 Revises: 0010_intents_dashboard
 Create Date: 2026-12-06 01:00:00.000000

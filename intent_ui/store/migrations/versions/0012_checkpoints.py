@@ -1,6 +1,10 @@
 """Checkpoints before workspace-changing calls (`checkpoints`) and the file contents they
 keep, by SHA-256 (`checkpoint_blobs`). Nothing stored before this revision has one.
 
+Frozen history, like every revision: it spells out what it needs rather than
+sharing helpers with other revisions or the app, so that no later change alters
+what it does; the likeness between revisions is kept on purpose.
+
 Revision ID: 0012_checkpoints
 Revises: 0011_message_branches
 Create Date: 2026-12-07 01:00:00.000000
