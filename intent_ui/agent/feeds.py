@@ -141,12 +141,7 @@ class PatchFeed:
         self._marked_seq = max(self._marked_seq, view.last_seq)
         self._ending = self._ending or view.done
         self._append(ops)
-        if self._ending:
-            self.done = True
-            self._cancel_timer()
-            self._wake()
-            return
-        self._arm_timer(now)
+        self._after_frame(now)
 
     def _tick(self) -> None:
         self._scheduled = False
@@ -169,6 +164,11 @@ class PatchFeed:
                 self._append(ops)
         except Exception:  # a bug here must not stall the pages: the next flush goes on
             logger.exception("Making a frame of turn %s failed", self.message_id)
+        self._after_frame(now)
+
+    def _after_frame(self, now: float) -> None:
+        """Once the turn's end is in a frame the feed is done and wakes its readers for
+        the last time; until then the timer waits for the next held header."""
         if self._ending:
             self.done = True
             self._cancel_timer()

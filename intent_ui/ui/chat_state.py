@@ -596,6 +596,10 @@ class ChatState(EndpointPicker, AuthState):
         user = await self.current_user(host)
         if user is None:
             return None
+        if self.endpoint not in self.endpoints:
+            # A state whose page load has not run (or was lost with its Redis) knows no
+            # endpoint yet: a turn starts on the configured one, never on "".
+            await asyncio.to_thread(self._load_pickers, host, user)
         if self.conversation_id and not await asyncio.to_thread(
             conv_store.get_conversation, host.engine, self.conversation_id, owner=user
         ):

@@ -183,3 +183,21 @@ async def test_only_the_owner_decides_and_answers_and_only_for_the_running_turn(
     runtime = host.sessions.runtime
     runtime.runs[0].close()  # type: ignore[attr-defined]
     await session.wait()
+
+
+async def test_a_send_before_the_page_loaded_starts_on_the_configured_endpoint(
+    serve_host: Callable[..., Host],
+    engine: Engine,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    config = AppConfig.model_validate({"endpoints": [{"kind": "demo"}], "workspace": tmp_path})
+    host = serve_host(config, ScriptedRuntime())
+    sign_in_as(monkeypatch, "bob")
+    state = ChatState()  # no page load ran: no endpoint known yet
+    await ChatState.send.fn(state, {"message": "list the files"})
+    assert not state.error
+    [row] = conv_store.list_conversations(engine, owner="bob")
+    assert (row.endpoint, row.model) == ("demo", "demo")
+    runtime = host.sessions.runtime
+    runtime.runs[0].close()  # type: ignore[attr-defined]
